@@ -1,0 +1,54 @@
+# Two commands for a fresh machine: `make book` (the study on the embedded model, then the book)
+# and `make test` (ruff and the whole pytest suite). Everything else is a building block of those.
+PYTHON  ?= python3.11
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+
+MODEL   ?= local
+MODELS  ?= $(MODEL)
+DATASET ?= easy
+LIMIT   ?= 8
+BOOK_HTML := build/book/_build/html/index.html
+
+.PHONY: install test book notebooks figures html pdf lab browser clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## make test: ruff, then every test (slow end-to-end ones included)
+test: install browser
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+## make book: run notebooks 01-03 on each of MODELS, then 04, then build the book offline
+book: notebooks html
+	@echo "Book: $(abspath $(BOOK_HTML))"
+
+notebooks: install
+	$(BIN)/python -m cfa_lib.pipeline --models "$(MODELS)" --dataset "$(DATASET)" --limit "$(LIMIT)"
+
+html: install
+	$(BIN)/python -m cfa_lib.book_build html
+
+## make pdf: the book as one PDF for reviewers (needs Chromium: installed by `make browser`)
+pdf: install browser
+	$(BIN)/python -m cfa_lib.book_build pdf
+
+## make lab: JupyterLab on notebooks/ with the project's environment
+lab: install
+	$(BIN)/jupyter lab notebooks/
+
+## Debian's Chromium for the browser test and the PDF (skipped when already there)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "Chromium missing: run 'sudo apt-get install chromium' for the browser test and make pdf"; fi; }
+
+clean:
+	rm -rf build results .cache

@@ -1,0 +1,2 @@
+"""CFA reasoning toolkit."""
+__version__ = "0.1.0"

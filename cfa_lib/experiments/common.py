@@ -1,0 +1,130 @@
+"""What every experiment shares: its settings, the clients, metadata, judge calls and token accounting."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from cfa_lib import __version__, params
+from cfa_lib.data import Question, load_dataset
+from cfa_lib.extract import Number
+from cfa_lib.models import Completion, get_client
+from cfa_lib.prompts import PROMPT_VERSION
+
+
+class JudgeVerdict(BaseModel):
+    """The open-answer judge's reply (experiment card A5)."""
+
+    correct: bool
+    reasoning: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The parameters shared by the notebooks, checked before any call is made."""
+
+    model: str = "local"
+    dataset: str = "easy"
+    limit: int | None = 20
+    sample_seed: int | None = None
+    judge_model: str | None = None
+    tolerance: float = 0.02
+    max_concurrency: int = 8
+
+    def __post_init__(self) -> None:
+        params.check_model(self.model)
+        params.check_dataset(self.dataset)
+        params.check_limit(self.limit)
+        params.check_seed(self.sample_seed)
+        if self.judge_model is not None:
+            params.check_model(self.judge_model, "judge_model")
+        params.check_tolerance(self.tolerance)
+        params.check_concurrency(self.max_concurrency)
+
+    @property
+    def resolved_judge(self) -> str:
+        return self.judge_model or default_judge(self.model)
+
+    def questions(self) -> list[Question]:
+        return load_dataset(self.dataset, limit=self.limit, sample_seed=self.sample_seed)
+
+
+def default_judge(model: str) -> str:
+    """gpt-4o-mini judges OpenAI models (as in the study); any other model judges itself, offline."""
+    from cfa_lib.models import parse_model_name
+
+    return "gpt-4o-mini" if parse_model_name(model).backend == "openai" else model
+
+
+def ready_client(name: str):
+    """A client whose pre-flight check passed: a missing key or server fails before the first question."""
+    client = get_client(name)
+    client.check()
+    return client
+
+
+def metadata(experiment: str, settings: Settings, n_questions: int, **extra: Any) -> dict[str, Any]:
+    return {
+        "experiment": experiment,
+        "dataset": settings.dataset,
+        "n_questions": n_questions,
+        "model": settings.model,
+        "judge_model": settings.resolved_judge,
+        "limit": settings.limit,
+        "sample_seed": settings.sample_seed,
+        "tolerance": settings.tolerance,
+        "prompt_version": PROMPT_VERSION,
+        "package_version": __version__,
+        "timestamp": datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
+        **extra,
+    }
+
+
+def usage(completions: Sequence[Completion | None]) -> dict[str, Any]:
+    """Token totals, cost (None when any priced call is unknown) and cache hits of a set of calls."""
+    done = [c for c in completions if c is not None]
+    costs = [c.cost_usd for c in done if not c.cached]
+    return {
+        "n_calls": len(done),
+        "cache_hits": sum(c.cached for c in done),
+        "failed": sum(not c.ok for c in done),
+        "prompt_tokens": sum(c.prompt_tokens or 0 for c in done),
+        "completion_tokens": sum(c.completion_tokens or 0 for c in done),
+        "cost_usd": None if any(cost is None for cost in costs) else round(sum(costs), 6),
+    }
+
+
+def format_number(number: Number | None) -> str | None:
+    """An extracted number written back the way a reader expects ("8.15%", "$113,733")."""
+    if number is None:
+        return None
+    if number.unit == "%":
+        return f"{number.value:g}%"
+    text = f"{number.value:,.2f}".rstrip("0").rstrip(".")
+    return f"{'-' if number.value < 0 else ''}{number.unit or ''}{text.lstrip('-')}"
+
+
+def count(values: Sequence[Any]) -> dict[str, int]:
+    return dict(Counter(str(v) for v in values))
+
+
+def run_or_load(experiment, settings: Settings, results_path: str | Path | None = None, **run_kwargs: Any
+                ) -> tuple[dict[str, Any], Path]:
+    """Analyse an existing results file, or print the cost estimate, run, and load what was written.
+
+    `experiment` is one of the modules of `cfa_lib.experiments`; the notebooks call this so that the
+    same cells serve a fresh run and a re-analysis.
+    """
+    if results_path is not None:
+        path = params.check_results_path(results_path, experiment.EXPERIMENT)
+    else:
+        print(experiment.estimate(settings))
+        _, path = experiment.run(settings, **run_kwargs)
+        print(f"Results written to {path}")
+    return experiment.load(path), path

@@ -1,0 +1,110 @@
+"""Gold answers for open-ended grading.
+
+A number taken straight from the correct option needs no model. When the option is a statement
+("greater than the lump sum"), a gold model derives the number, and that number is kept only if a
+second call confirms it makes the correct option true and the others false: an unchecked model
+answer key would grade students against the key's own mistakes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from cfa_lib import prompts
+from cfa_lib.data import Question
+from cfa_lib.grading import gold_number_from_option
+from cfa_lib.models import Request
+
+GoldSource = Literal["option", "model", "text"]
+
+
+class GoldReply(BaseModel):
+    numerical_answer: float | None
+    unit: str | None
+    concept: str
+    solution_summary: str
+
+
+class GoldCheck(BaseModel):
+    consistent: bool
+    reasoning: str
+
+
+@dataclass(frozen=True)
+class GoldAnswer:
+    numerical: float | None
+    unit: str | None
+    text: str
+    concept: str | None
+    solution_summary: str | None
+    source: GoldSource
+    note: str | None = None  # why a model-derived number was dropped, or why the model was not used
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def from_option(question: Question) -> GoldAnswer | None:
+    number = gold_number_from_option(question.correct_text)
+    if number is None:
+        return None
+    return GoldAnswer(number.value, number.unit, question.correct_text, None, None, "option")
+
+
+def gold_request(question: Question) -> Request:
+    user = prompts.GOLD_USER.format(mcq=question.mcq_text(), answer=question.answer,
+                                    correct_text=question.correct_text)
+    return Request(prompts.chat(prompts.GOLD_SYSTEM, user), schema=GoldReply)
+
+
+def check_request(question: Question, reply: GoldReply) -> Request:
+    user = prompts.GOLD_CHECK_USER.format(mcq=question.mcq_text(), answer=question.answer,
+                                          value=reply.numerical_answer, unit=reply.unit or "")
+    return Request(prompts.chat(prompts.GOLD_CHECK_SYSTEM, user), schema=GoldCheck)
+
+
+def text_only(question: Question, note: str, reply: GoldReply | None = None) -> GoldAnswer:
+    return GoldAnswer(None, None, question.correct_text, reply.concept if reply else None,
+                      reply.solution_summary if reply else None, "text", note)
+
+
+def gold_answers(questions: Sequence[Question], client, max_concurrency: int = 8) -> dict[str, GoldAnswer]:
+    """Gold answers keyed by question id; model calls go through the cache, so each dataset and gold
+    model pays for them once, whichever subject model is graded."""
+    golds: dict[str, GoldAnswer] = {}
+    need_model = []
+    for question in questions:
+        gold = from_option(question)
+        if gold is None:
+            need_model.append(question)
+        else:
+            golds[question.id] = gold
+    replies = client.complete_many([gold_request(q) for q in need_model], max_concurrency=max_concurrency,
+                                   desc="Gold answers") if need_model else []
+    to_check: list[tuple[Question, GoldReply]] = []
+    for question, completion in zip(need_model, replies, strict=True):
+        if not completion.ok or completion.parsed is None:
+            golds[question.id] = text_only(question, f"gold model failed: {completion.error}")
+            continue
+        reply = GoldReply.model_validate(completion.parsed)
+        if reply.numerical_answer is None:
+            golds[question.id] = text_only(question, "no number in the gold model's answer", reply)
+        else:
+            to_check.append((question, reply))
+    checks = client.complete_many([check_request(q, r) for q, r in to_check], max_concurrency=max_concurrency,
+                                  desc="Gold checks") if to_check else []
+    for (question, reply), completion in zip(to_check, checks, strict=True):
+        check = GoldCheck.model_validate(completion.parsed) if completion.ok and completion.parsed else None
+        if check is not None and check.consistent:
+            golds[question.id] = GoldAnswer(reply.numerical_answer, reply.unit, question.correct_text,
+                                            reply.concept, reply.solution_summary, "model")
+        else:
+            why = check.reasoning if check else f"check failed: {completion.error}"
+            golds[question.id] = text_only(
+                question, f"model number {reply.numerical_answer} dropped: not confirmed by the answer key ({why})",
+                reply)
+    return {q.id: golds[q.id] for q in questions}

@@ -1,0 +1,61 @@
+"""What every backend provides to the client: one raw call, a pre-flight check, token counting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import urlparse
+
+from .types import Schema
+
+Messages = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class RawReply:
+    """One backend answer before validation: answer text with thinking already split off."""
+
+    text: str
+    thinking: str | None
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+
+
+@dataclass(frozen=True)
+class TokenCount:
+    tokens: list[int]
+    method: str  # how they were counted, for the estimate's wording
+    note: str = ""
+
+
+class Backend(Protocol):
+    kind: str
+
+    def identity(self) -> dict[str, Any]:
+        """What, besides the request, decides the answer (goes into the cache key; no credentials)."""
+
+    def default_params(self) -> dict[str, Any]: ...
+
+    def prepare_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Defaults merged with the caller's params, in the backend's vocabulary."""
+
+    def budget_key(self) -> str:
+        """The param holding the completion-token budget."""
+
+    def call(self, messages: Messages, params: dict[str, Any], schema: Schema | None) -> RawReply:
+        """One attempt; raise retry.TransientError for failures worth retrying."""
+
+    def check(self) -> None:
+        """Raise ModelUnavailableError saying what to set or start."""
+
+    def count_tokens(self, texts: list[str]) -> TokenCount: ...
+
+
+def is_loopback(url: str | None) -> bool:
+    host = urlparse(url).hostname if url else None
+    return host in {"127.0.0.1", "localhost", "::1"}
+
+
+def approx_tokens(text: str) -> int:
+    return max(1, round(len(text) / 4))

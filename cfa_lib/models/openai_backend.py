@@ -1,0 +1,153 @@
+"""OpenAI chat completions (api.openai.com or any OpenAI-compatible server via base_url)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any
+
+import httpx
+import openai
+
+from .backend import Messages, RawReply, TokenCount, approx_tokens, is_loopback
+from .errors import ModelUnavailableError
+from .names import ModelSpec
+from .retry import RETRY_STATUS, TransientError, parse_retry_after
+from .schema import json_schema_of, schema_name, strict_schema
+from .thinking import split_thinking
+from .types import Schema
+
+log = logging.getLogger("cfa_lib.models")
+
+CHAT_MAX_TOKENS = 1024
+REASONING_MAX_COMPLETION_TOKENS = 8000
+_NO_KEY_PLACEHOLDER = "sk-no-key-required"  # loopback servers (llama.cpp, vLLM) ignore the key
+
+
+class OpenAIBackend:
+    kind = "openai"
+
+    def __init__(self, spec: ModelSpec, base_url: str | None = None, timeout_s: float = 120.0) -> None:
+        self.spec = spec
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/") or None
+        self.timeout_s = timeout_s
+        self._client: openai.OpenAI | None = None
+        self._lock = threading.Lock()
+        self._warned: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"OpenAIBackend(model={self.spec.model!r}, base_url={self.base_url!r})"
+
+    def identity(self) -> dict[str, Any]:
+        return {"backend": self.kind, "model": self.spec.model, "base_url": self.base_url}
+
+    def budget_key(self) -> str:
+        return "max_completion_tokens" if self.spec.is_reasoning else "max_tokens"
+
+    def default_params(self) -> dict[str, Any]:
+        if self.spec.is_reasoning:
+            return {"max_completion_tokens": REASONING_MAX_COMPLETION_TOKENS}
+        return {"temperature": 0, "max_tokens": CHAT_MAX_TOKENS}
+
+    def prepare_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        merged = {**self.default_params(), **params}
+        if self.spec.is_reasoning:
+            if "max_tokens" in merged:
+                merged["max_completion_tokens"] = merged.pop("max_tokens")
+            for unsupported in ("temperature", "top_p"):
+                if unsupported in merged:
+                    merged.pop(unsupported)
+                    if unsupported not in self._warned:
+                        self._warned.add(unsupported)
+                        log.warning("%s is a reasoning model: %s is not sent", self.spec.name, unsupported)
+        return merged
+
+    def _api_key(self) -> str | None:
+        key = os.environ.get("OPENAI_API_KEY")
+        if key:
+            return key
+        return _NO_KEY_PLACEHOLDER if is_loopback(self.base_url) else None
+
+    def _get_client(self) -> openai.OpenAI:
+        with self._lock:
+            if self._client is None:
+                key = self._api_key()
+                if key is None:
+                    raise ModelUnavailableError(self._missing_key_message())
+                # max_retries=0: retries happen in retry.py, where they are counted per completion.
+                self._client = openai.OpenAI(
+                    api_key=key, base_url=self.base_url, timeout=self.timeout_s, max_retries=0
+                )
+            return self._client
+
+    def _missing_key_message(self) -> str:
+        return (
+            f"model {self.spec.name!r} needs the environment variable OPENAI_API_KEY "
+            "(export OPENAI_API_KEY=sk-...), or OPENAI_BASE_URL / base_url= pointing at a local "
+            "OpenAI-compatible server"
+        )
+
+    def check(self) -> None:
+        if self._api_key() is None:
+            raise ModelUnavailableError(self._missing_key_message())
+        if is_loopback(self.base_url):
+            try:
+                httpx.get(f"{self.base_url}/models", timeout=5.0).raise_for_status()
+            except httpx.HTTPError as exc:
+                raise ModelUnavailableError(
+                    f"no OpenAI-compatible server answers at {self.base_url} ({exc}); start it "
+                    "(e.g. python -m llama_cpp.server --model X.gguf) or fix OPENAI_BASE_URL / base_url="
+                ) from exc
+
+    def call(self, messages: Messages, params: dict[str, Any], schema: Schema | None) -> RawReply:
+        client = self._get_client()
+        kwargs = dict(params)
+        if schema is not None:
+            plain = json_schema_of(schema)
+            strict = strict_schema(plain)
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema_name(schema), "schema": strict or plain, "strict": bool(strict)},
+            }
+        try:
+            response = client.chat.completions.create(model=self.spec.model, messages=messages, **kwargs)
+        except openai.APIStatusError as exc:
+            if exc.status_code in RETRY_STATUS:
+                raise TransientError(
+                    f"HTTP {exc.status_code}: {exc.message}", parse_retry_after(exc.response.headers)
+                ) from exc
+            raise
+        except openai.APIConnectionError as exc:  # includes APITimeoutError
+            raise TransientError(f"{type(exc).__name__}: {exc}") from exc
+        if not response.choices:
+            raise TransientError("response without choices")
+        choice = response.choices[0]
+        message = choice.message
+        extra = message.model_extra or {}
+        separate = extra.get("reasoning_content") or extra.get("reasoning")
+        text, thinking = split_thinking(message.content or "", separate if isinstance(separate, str) else None)
+        usage = response.usage
+        return RawReply(
+            text=text,
+            thinking=thinking,
+            finish_reason=choice.finish_reason,
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            completion_tokens=usage.completion_tokens if usage else None,
+        )
+
+    def count_tokens(self, texts: list[str]) -> TokenCount:
+        try:
+            import tiktoken
+
+            try:
+                encoding = tiktoken.encoding_for_model(self.spec.model)
+            except KeyError:
+                encoding = tiktoken.get_encoding("o200k_base")
+            return TokenCount([len(encoding.encode(t, disallowed_special=())) for t in texts], "tiktoken")
+        except Exception as exc:  # offline: tiktoken downloads its encodings on first use
+            return TokenCount(
+                [approx_tokens(t) for t in texts],
+                "approximation (characters / 4)",
+                f"tiktoken unavailable ({type(exc).__name__}), prompt tokens approximated as characters / 4",
+            )

@@ -1,0 +1,88 @@
+"""Validation of notebook parameters.
+
+Notebooks are run overnight through papermill; a typo must fail in the first cell, before any paid
+call, with one sentence naming the parameter, the bad value and what is accepted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+DATASETS = ("easy", "challenge")
+PERTURBATION_LEVELS = (1, 2, 3)
+
+
+class ParameterError(ValueError):
+    """A notebook parameter with a value the experiment cannot use."""
+
+
+def _fail(name: str, value: Any, accepted: str) -> ParameterError:
+    return ParameterError(f"Parameter {name}={value!r} is not valid: accepted values are {accepted}.")
+
+
+def check_dataset(dataset: Any) -> str:
+    if dataset not in DATASETS:
+        raise _fail("dataset", dataset, " or ".join(repr(d) for d in DATASETS))
+    return dataset
+
+
+def check_limit(limit: Any) -> int | None:
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+        raise _fail("limit", limit, "a positive integer, or None for the whole dataset")
+    return limit
+
+
+def check_seed(sample_seed: Any) -> int | None:
+    if sample_seed is not None and (isinstance(sample_seed, bool) or not isinstance(sample_seed, int)):
+        raise _fail("sample_seed", sample_seed, "an integer, or None for the first questions in file order")
+    return sample_seed
+
+
+def check_tolerance(tolerance: Any) -> float:
+    if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 0 < tolerance < 1:
+        raise _fail("tolerance", tolerance, "a relative tolerance above 0 and below 1, such as 0.02 for ±2%")
+    return float(tolerance)
+
+
+def check_concurrency(max_concurrency: Any) -> int:
+    if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency <= 0:
+        raise _fail("max_concurrency", max_concurrency, "a positive integer, such as 8")
+    return max_concurrency
+
+
+def check_levels(levels: Any) -> list[int]:
+    accepted = "a non-empty list drawn from [1, 2, 3]"
+    if not isinstance(levels, list | tuple) or not levels:
+        raise _fail("perturbation_levels", levels, accepted)
+    for level in levels:
+        if level not in PERTURBATION_LEVELS or isinstance(level, bool):
+            raise _fail("perturbation_levels", levels, accepted)
+    return sorted(set(levels))
+
+
+def check_model(name: Any, parameter: str = "model") -> str:
+    """Parse the name now, so an unknown model stops the notebook before any question is asked."""
+    from cfa_lib.models import ModelSpecError, parse_model_name
+
+    if not isinstance(name, str):
+        raise _fail(parameter, name, "a model name string such as 'local' or 'gpt-4o-mini'")
+    try:
+        parse_model_name(name)
+    except ModelSpecError as exc:
+        raise ParameterError(f"Parameter {parameter}={name!r} is not valid: {exc}") from exc
+    return name
+
+
+def check_results_path(results_path: Any, experiment: str) -> Path | None:
+    from cfa_lib.results import ResultsFileError, load_results
+
+    if results_path is None:
+        return None
+    try:
+        load_results(results_path, experiment)
+    except ResultsFileError as exc:
+        raise ParameterError(f"Parameter results_path={results_path!r} is not valid: {exc}") from exc
+    return Path(results_path)

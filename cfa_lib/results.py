@@ -1,0 +1,109 @@
+"""Results files: written atomically, read back with validation.
+
+A results file is the study's unit of evidence, so a half-written or foreign file must fail loudly
+with its path, never feed a wrong number into a figure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import warnings
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+REFERENCE_DIR = PROJECT_ROOT / "datasets" / "reference_runs"
+
+# Experiment name in our files → the names the original study wrote in `metadata.experiment`.
+EXPERIMENT_ALIASES = {
+    "option_bias": {"option_bias", "A5_option_bias"},
+    "three_tier": {"three_tier", "A1_open_ended"},
+    "counterfactual": {"counterfactual", "I1_counterfactual"},
+}
+
+
+class ResultsFileError(ValueError):
+    """A results file that is missing, corrupt, truncated or of another experiment."""
+
+
+def results_root() -> Path:
+    return Path(os.environ.get("CFA_RESULTS_DIR", PROJECT_ROOT / "results"))
+
+
+def new_run_id(model: str, dataset: str) -> str:
+    """UTC timestamp plus model and dataset, safe as a folder name."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}_{re.sub(r'[^A-Za-z0-9._-]+', '-', model)}_{dataset}"
+
+
+def write_json_atomic(data: Any, path: Path) -> Path:
+    """Write to a temporary file in the same folder, then rename: a crash never leaves half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, ensure_ascii=False, allow_nan=False)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_results(experiment: str, run_id: str, data: dict[str, Any]) -> Path:
+    return write_json_atomic(data, results_root() / experiment / run_id / "results.json")
+
+
+def load_results(path: str | Path, experiment: str | None = None) -> dict[str, Any]:
+    """Read a results file (ours or the original study's) and check its shape and experiment."""
+    path = Path(path)
+    if not path.is_file():
+        raise ResultsFileError(f"results_path {str(path)!r} does not exist or is not a file.")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ResultsFileError(f"{path} is not valid JSON (corrupt or truncated?): {exc}") from exc
+    if not isinstance(data, dict) or not {"metadata", "summary", "results"} <= data.keys():
+        raise ResultsFileError(f"{path} is not a results file: it needs 'metadata', 'summary' and 'results'.")
+    if not isinstance(data["results"], list):
+        raise ResultsFileError(f"{path}: 'results' must be a list of rows.")
+    if experiment is not None:
+        found = data["metadata"].get("experiment")
+        if found not in EXPERIMENT_ALIASES[experiment]:
+            raise ResultsFileError(
+                f"{path} holds experiment {found!r}, not {experiment!r}: pass a results file of that experiment."
+            )
+    return data
+
+
+def is_reference(data: dict[str, Any]) -> bool:
+    """The original study's files carry its experiment names (A5_…, A1_…, I1_…)."""
+    return str(data["metadata"].get("experiment", "")).startswith(("A5_", "A1_", "I1_"))
+
+
+def reference_files(experiment: str) -> list[Path]:
+    prefix = {"option_bias": "A5_", "three_tier": "A1_", "counterfactual": "I1_"}[experiment]
+    return sorted(REFERENCE_DIR.glob(f"{prefix}*.json"))
+
+
+def latest_runs(experiment: str, root: Path | None = None) -> list[Path]:
+    """The newest results file per (model, dataset) under results/<experiment>/."""
+    newest: dict[tuple[str, str], tuple[str, Path]] = {}
+    for path in sorted((root or results_root()).glob(f"{experiment}/*/results.json")):
+        try:
+            meta = load_results(path, experiment)["metadata"]
+        except ResultsFileError as exc:
+            warnings.warn(f"skipped: {exc}", stacklevel=2)
+            continue
+        key = (str(meta.get("model")), str(meta.get("dataset")))
+        stamp = str(meta.get("timestamp", ""))
+        if key not in newest or stamp >= newest[key][0]:
+            newest[key] = (stamp, path)
+    return [path for _, path in sorted(newest.values())]

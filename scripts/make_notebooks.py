@@ -1,0 +1,137 @@
+"""Write the experiment notebooks 01-03 from this one readable source (outputs stripped).
+
+Run `python scripts/make_notebooks.py` after editing; the notebooks stay plain narrative and calls
+into cfa_lib, and their `parameters` cell is what papermill overrides.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def cell(kind: str, source: str, tags: list[str] | None = None) -> dict:
+    base = {"cell_type": kind, "metadata": {"tags": tags} if tags else {}, "source": source.strip("\n")}
+    if kind == "code":
+        base.update(execution_count=None, outputs=[])
+    return base
+
+
+def notebook(cells: list[dict]) -> dict:
+    return {
+        "cells": cells,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def md(text: str) -> dict:
+    return cell("markdown", text)
+
+
+def code(text: str, tags: list[str] | None = None) -> dict:
+    return cell("code", text, tags)
+
+
+SETUP = """
+import warnings
+
+from IPython.display import Markdown, display
+
+from cfa_lib import plots
+from cfa_lib.experiments.common import Settings, run_or_load
+
+warnings.filterwarnings("ignore", category=FutureWarning)
+"""
+
+OPTION_BIAS = [
+    md("""
+# Option bias: do the answer choices help the model?
+
+Every question is asked twice of the same model: **Format A** with its choices (A/B/C) and **Format B**
+with the choices removed. A question is *option-biased* when the model is right with the choices and
+wrong without them. Option bias = accuracy with options − accuracy without, tested with McNemar's test
+on the paired outcomes. Format B answers are graded against the correct option: by number when the
+option carries one (±tolerance, and never closer to a distractor than to the gold), otherwise by an
+LLM judge. Failed model or judge calls are excluded from the pairs and reported, never counted wrong.
+"""),
+    code("""
+model = "local"          # "local", "gpt-4o-mini", "ollama/llama3.1:8b", "local:/path/model.gguf"
+dataset = "easy"         # "easy" (1032 questions) or "challenge" (90)
+limit = 20               # None: the whole dataset
+sample_seed = None       # None: the first `limit` questions; an integer: a reproducible random sample
+judge_model = None       # None: gpt-4o-mini for OpenAI models, else the model itself
+tolerance = 0.02         # relative tolerance of the numeric grading
+max_concurrency = 8
+results_path = None      # a results.json to analyse instead of running
+""", ["parameters"]),
+    code(SETUP + """
+from cfa_lib.experiments import option_bias
+"""),
+    md("## Run\n\nThe cost estimate comes first; completions are cached, so a rerun is free and an "
+       "interrupted run resumes where it stopped."),
+    code("""
+settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, judge_model=judge_model,
+                    tolerance=tolerance, max_concurrency=max_concurrency)
+data, path = run_or_load(option_bias, settings, results_path)
+"""),
+    md("## Summary"),
+    code("option_bias.summary_table(data)"),
+    md("## The paired outcomes and McNemar's test"),
+    code("display(option_bias.contingency_table(data))\nMarkdown(option_bias.describe_mcnemar(data))"),
+    code("plots.option_bias_figure({plots.run_label(data): data})"),
+    md("## The option-biased questions\n\nRight with the choices, wrong without them: the extracted open "
+       "answer and the end of the response show why."),
+    code("option_bias.biased_questions(data)"),
+]
+
+THREE_TIER = [
+    md("""
+# Three-tier grading of open answers
+
+Multiple choice is both too lenient (the options leak the answer) and too strict (a defensible
+different assumption is marked wrong). The open answers are graded on three levels: **A exact**
+(within tolerance), **B directional** (right approach and magnitude, a different defensible assumption)
+and **C incorrect**, and every C gets an error category. Numbers decide what numbers can; the judge
+decides the band between the tolerance and a factor of 2, and answers in words.
+"""),
+    code("""
+model = "local"
+dataset = "easy"
+limit = 20
+sample_seed = None
+judge_model = None       # None: gpt-4o-mini for OpenAI models, else the model itself
+gold_model = None        # None: the judge model derives the gold answers that options do not carry
+tolerance = 0.02
+max_concurrency = 8
+results_path = None
+""", ["parameters"]),
+    code(SETUP + """
+from cfa_lib.experiments import three_tier
+"""),
+    md("## Run"),
+    code("""
+settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, judge_model=judge_model,
+                    tolerance=tolerance, max_concurrency=max_concurrency)
+data, path = run_or_load(three_tier, settings, results_path, gold_model=gold_model)
+"""),
+    md("## Level distribution"),
+    code("display(three_tier.level_table(data))\nthree_tier.accuracy_table(data)"),
+    code("plots.three_tier_figure({plots.run_label(data): data})"),
+    md("## Why the C answers are wrong"),
+    code("plots.error_categories_figure({plots.run_label(data): data})"),
+    md("## Worked examples, level by level"),
+    code("three_tier.worked_examples(data)"),
+]
+
+if __name__ == "__main__":
+    for name, cells in {"01_option_bias": OPTION_BIAS, "02_three_tier": THREE_TIER}.items():
+        path = NOTEBOOKS / f"{name}.ipynb"
+        path.write_text(json.dumps(notebook(cells), indent=1, ensure_ascii=False) + "\n")
+        print(f"wrote {path}")

@@ -1,0 +1,167 @@
+"""The restricted evaluator: real finance formulas evaluate exactly; hostile input ends in FormulaError."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cfa_lib.formula import MAX_FORMULA_CHARS, FormulaError, evaluate_formula, parse_formula
+
+
+def test_annuity_due_matches_the_cfa_answer():
+    # easy_11: PV of a 10-year annuity due of $2,000 at 5% is $16,216 (choice B).
+    value = evaluate_formula("pmt * (1 - (1 + r) ** -n) / r * (1 + r)", {"pmt": 2000, "r": 0.05, "n": 10})
+    assert value == pytest.approx(16215.64, abs=0.01)
+
+
+def test_compound_growth_quarterly_matches_easy_3():
+    value = evaluate_formula("pv * (1 + r/m) ** (m*t)", {"pv": 75_000, "r": 0.07, "m": 4, "t": 6})
+    assert value == pytest.approx(113_733.21, abs=0.01)
+
+
+def test_bond_price_matches_easy_569():
+    # 4% annual coupon paid semiannually, two years, 6% market discount rate: 96.28 per 100 of par.
+    formula = "c/2 * (1 - (1 + y/2) ** (-2*n)) / (y/2) + par * (1 + y/2) ** (-2*n)"
+    value = evaluate_formula(formula, {"c": 4.0, "y": 0.06, "n": 2, "par": 100})
+    assert value == pytest.approx(96.28, abs=0.005)
+
+
+def test_functions_and_unary_signs():
+    assert evaluate_formula("exp(log(x)) + sqrt(16) - abs(-2) + max(1, 3) * min(2, 5)", {"x": 7}) == (
+        pytest.approx(7 + 4 - 2 + 6)
+    )
+    assert evaluate_formula("-x + +x", {"x": 3.5}) == 0.0
+    assert evaluate_formula("exp(r * t) - 1", {"r": 0.03, "t": 4}) == pytest.approx(math.exp(0.12) - 1)
+
+
+def test_parse_reports_used_names_and_reuses():
+    formula = parse_formula("a * (1 + b)", ["a", "b", "unused"])
+    assert formula.names == {"a", "b"}
+    assert formula.evaluate({"a": 2, "b": 0.5}) == 3.0
+    assert formula.evaluate({"a": 4, "b": 1}) == 8.0
+    with pytest.raises(FormulaError, match="no value for parameter 'b'"):
+        formula.evaluate({"a": 1})
+
+
+@pytest.mark.parametrize(
+    ("formula", "reason"),
+    [
+        ("__import__('os')", "function '__import__' is not allowed"),
+        ("().__class__", "attribute access is not allowed"),
+        ("().__class__.__bases__[0].__subclasses__()", "only direct calls"),
+        ("x.real", "attribute access is not allowed"),
+        ("os", "name 'os' is not a parameter"),
+        ("x + y", "name 'y' is not a parameter"),
+        ("10**10**10", "exponent too large"),
+        ("9**9**9", "exponent too large"),
+        ("10.0 ** 400", "result too large|intermediate value too large"),
+        ("x ** 99999", "result too large|intermediate value too large"),
+        ("x / 0", "division by zero"),
+        ("x / (x - x)", "division by zero"),
+        ("0 ** -1", "division by zero"),
+        ("(lambda: 1)()", "only direct calls"),
+        ("lambda: 1", "lambda is not allowed"),
+        ("[i for i in (1, 2)]", "comprehensions are not allowed"),
+        ("'abc'", "constant 'abc' is not allowed"),
+        ("x[0]", "subscripts are not allowed"),
+        ("x if x else 1", "conditional expressions are not allowed"),
+        ("x < 1", "comparisons are not allowed"),
+        ("x % 2", "operator Mod is not allowed"),
+        ("x // 2", "operator FloorDiv is not allowed"),
+        ("~x", "unary operator Invert is not allowed"),
+        ("True + x", "constant True is not allowed"),
+        ("1j * x", "constant 1j is not allowed"),
+        ("import os", "not a valid expression"),
+        ("(x := 3)", "assignment expressions are not allowed"),
+        ("exp", "function 'exp' must be called"),
+        ("exp(x=1)", "keyword arguments are not allowed"),
+        ("min(x)", "min takes 2..16 arguments"),
+        ("sqrt(-x)", "square root of a negative number"),
+        ("log(x - x)", "log of a non-positive number"),
+        ("exp(1000)", "exp argument too large"),
+        ("(-x) ** 0.5", "negative number raised to a fractional power"),
+        ("1" * 400 + " * x", "constant too large"),
+        ("", "formula is empty"),
+        ("x +", "not a valid expression"),
+    ],
+)
+def test_hostile_or_broken_formulas_are_rejected_with_a_reason(formula, reason):
+    with pytest.raises(FormulaError, match=reason):
+        evaluate_formula(formula, {"x": 2.0})
+
+
+def test_very_long_formula_is_rejected_before_parsing():
+    formula = " + ".join(["x"] * 400)
+    with pytest.raises(FormulaError, match=f"the limit is {MAX_FORMULA_CHARS}"):
+        evaluate_formula(formula, {"x": 1})
+
+
+def test_deep_nesting_is_rejected():
+    with pytest.raises(FormulaError):
+        evaluate_formula("(" * 150 + "x" + ")" * 150, {"x": 1})
+    with pytest.raises(FormulaError, match="syntax nodes"):
+        evaluate_formula("-" * 300 + "x", {"x": 1})
+
+
+@pytest.mark.parametrize("name", ["os.path", "_hidden", "exp", "1x", "a b", ""])
+def test_bad_parameter_names_are_rejected(name):
+    with pytest.raises(FormulaError, match="parameter name"):
+        parse_formula("1", [name])
+
+
+def test_non_numeric_parameter_values_are_rejected():
+    with pytest.raises(FormulaError, match="parameter 'x' must be a number"):
+        evaluate_formula("x", {"x": "7%"})
+    with pytest.raises(FormulaError, match="not a finite number"):
+        evaluate_formula("x", {"x": float("nan")})
+
+
+# --- property-based: random expressions from a grammar that includes forbidden constructs -------
+
+NAMES = ["x", "y", "os", "__import__", "eval", "open", "exp", "log", "sqrt", "min", "max", "abs"]
+LEAVES = st.one_of(
+    st.integers(min_value=-(10**30), max_value=10**30).map(str),
+    st.floats(allow_nan=False, allow_infinity=False, width=64).map(repr),
+    st.sampled_from(NAMES),
+    st.sampled_from(["'s'", "b'x'", "()", "[]", "{}", "None", "True", "...", "1e308", "9", "10"]),
+)
+
+
+def _compose(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    pair = st.tuples(children, children)
+    return st.one_of(
+        st.tuples(children, st.sampled_from(["+", "-", "*", "/", "**", "%", "//", "@", "<", "and", "|"]), children)
+        .map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+        st.tuples(st.sampled_from(["-", "+", "~", "not "]), children).map(lambda t: f"{t[0]}{t[1]}"),
+        st.tuples(st.sampled_from(NAMES), st.lists(children, max_size=3)).map(
+            lambda t: f"{t[0]}({', '.join(t[1])})"
+        ),
+        st.tuples(children, st.sampled_from(["__class__", "real", "__globals__"])).map(lambda t: f"{t[0]}.{t[1]}"),
+        pair.map(lambda t: f"{t[0]}[{t[1]}]"),
+        children.map(lambda c: f"(lambda: {c})"),
+        children.map(lambda c: f"[{c} for _ in ()]"),
+        pair.map(lambda t: f"({t[0]} if {t[1]} else 1)"),
+        children.map(lambda c: f"{c} ** 10 ** 10"),
+        children.map(lambda c: f"({c}) ** 9 ** 9"),
+    )
+
+
+EXPRESSIONS = st.recursive(LEAVES, _compose, max_leaves=25)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(EXPRESSIONS, st.floats(min_value=-1e6, max_value=1e6), st.floats(min_value=-1e6, max_value=1e6))
+def test_hostile_expressions_are_rejected_or_finite(expression, x, y):
+    started = time.perf_counter()
+    try:
+        value = evaluate_formula(expression, {"x": x, "y": y})
+    except FormulaError:
+        pass
+    else:
+        assert isinstance(value, float)
+        assert math.isfinite(value)
+    assert time.perf_counter() - started < 0.5
