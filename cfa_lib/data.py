@@ -108,7 +108,9 @@ def _read_rows(path: Path) -> list[Mapping]:
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise DatasetError(f"dataset file {path} does not exist (set {DATASETS_DIR_ENV} to its folder)") from None
+        raise DatasetError(
+            f"dataset file {path} does not exist (set {DATASETS_DIR_ENV} to its folder)"
+        ) from None
     except OSError as exc:
         raise DatasetError(f"dataset file {path} cannot be read: {exc}") from exc
     try:

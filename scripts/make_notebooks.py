@@ -45,7 +45,7 @@ import warnings
 from IPython.display import Markdown, display
 
 from cfa_lib import plots
-from cfa_lib.experiments.common import Settings, run_or_load
+from cfa_lib.experiments.common import Settings, by_model, run_or_load
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 """
@@ -85,7 +85,7 @@ data, path = run_or_load(option_bias, settings, results_path)
     code("option_bias.summary_table(data)"),
     md("## The paired outcomes and McNemar's test"),
     code("display(option_bias.contingency_table(data))\nMarkdown(option_bias.describe_mcnemar(data))"),
-    code("plots.option_bias_figure({plots.run_label(data): data})"),
+    code("plots.option_bias_figure(by_model(data))"),
     md("## The option-biased questions\n\nRight with the choices, wrong without them: the extracted open "
        "answer and the end of the response show why."),
     code("option_bias.biased_questions(data)"),
@@ -123,15 +123,57 @@ data, path = run_or_load(three_tier, settings, results_path, gold_model=gold_mod
 """),
     md("## Level distribution"),
     code("display(three_tier.level_table(data))\nthree_tier.accuracy_table(data)"),
-    code("plots.three_tier_figure({plots.run_label(data): data})"),
+    code("plots.three_tier_figure(by_model(data))"),
     md("## Why the C answers are wrong"),
-    code("plots.error_categories_figure({plots.run_label(data): data})"),
+    code("plots.error_categories_figure(by_model(data))"),
     md("## Worked examples, level by level"),
     code("three_tier.worked_examples(data)"),
 ]
 
+COUNTERFACTUAL = [
+    md("""
+# Counterfactual testing: reasoning or memory?
+
+The numbers of a question are changed (level 1: one, level 2: two) or it asks for a different unknown
+(level 3), and the model is asked again. A generator model proposes the question's parameters and a
+formula; `cfa_lib` evaluates the formula itself, checks that it reproduces the correct option, draws
+the new values, computes the new answer, checks the rewritten text and rebuilds the choices. Nothing a
+model says about the new answer is trusted. The coverage table shows what share of the dataset
+survives these checks.
+"""),
+    code("""
+model = "local"
+generator_model = None         # None: gpt-4o for OpenAI models (as in the study), else the model itself
+dataset = "easy"
+limit = 20
+sample_seed = None
+perturbation_levels = [1]      # any of 1, 2, 3
+max_concurrency = 8
+results_path = None
+""", ["parameters"]),
+    code(SETUP + """
+from cfa_lib.experiments import counterfactual
+"""),
+    md("## Run"),
+    code("""
+settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed,
+                    max_concurrency=max_concurrency)
+data, path = run_or_load(counterfactual, settings, results_path, generator_model=generator_model,
+                         perturbation_levels=perturbation_levels)
+"""),
+    md("## Coverage: which questions could be perturbed and verified"),
+    code("counterfactual.coverage_table(data)"),
+    md("## Accuracy on the originals and on their perturbations\n\nBoth on the same questions; the "
+       "memorization gap is their difference, tested with McNemar's test on the pairs."),
+    code("counterfactual.accuracy_table(data)"),
+    code("plots.counterfactual_figure(by_model(data))"),
+    md("## Memorization suspects\n\nRight on the original, wrong once its numbers changed."),
+    code("counterfactual.suspects(data)"),
+]
+
 if __name__ == "__main__":
-    for name, cells in {"01_option_bias": OPTION_BIAS, "02_three_tier": THREE_TIER}.items():
+    notebooks = {"01_option_bias": OPTION_BIAS, "02_three_tier": THREE_TIER, "03_counterfactual": COUNTERFACTUAL}
+    for name, cells in notebooks.items():
         path = NOTEBOOKS / f"{name}.ipynb"
         path.write_text(json.dumps(notebook(cells), indent=1, ensure_ascii=False) + "\n")
         print(f"wrote {path}")

@@ -128,3 +128,8 @@ def run_or_load(experiment, settings: Settings, results_path: str | Path | None 
         _, path = experiment.run(settings, **run_kwargs)
         print(f"Results written to {path}")
     return experiment.load(path), path
+
+
+def by_model(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """{model: summary} of one loaded run, the shape every figure in `cfa_lib.plots` takes."""
+    return {str(data["metadata"]["model"]): data["recomputed_summary"]}

@@ -145,7 +145,8 @@ def summarize(rows: Sequence[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
     outcomes = stats.paired_outcomes(with_options, without_options)
     acc_with = sum(with_options) / n if n else None
     acc_without = sum(without_options) / n if n else None
-    bias, low, high = stats.paired_bootstrap_diff(with_options, without_options, seed=seed) if n else (None,) * 3
+    bias, low, high = stats.paired_bootstrap_diff(with_options, without_options, seed=seed) if n >= 2 \
+        else (None,) * 3
     return {
         "n_questions": len(rows),
         "n_paired": n,
@@ -158,7 +159,7 @@ def summarize(rows: Sequence[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
         "accuracy_with_options_ci": stats.wilson_interval(sum(with_options), n) if n else None,
         "accuracy_without_options_ci": stats.wilson_interval(sum(without_options), n) if n else None,
         "option_bias": None if n == 0 else acc_with - acc_without,
-        "option_bias_ci": None if n == 0 else [low, high],
+        "option_bias_ci": None if low is None else [low, high],
         "option_bias_bootstrap_estimate": bias,
         "n_biased_questions": outcomes.b,
         "bias_rate": outcomes.b / n if n else None,

@@ -72,6 +72,11 @@ def _comparable(answer: Number, gold: Number) -> tuple[float, float]:
     return tuple(n.value / 100 if n.unit == "%" else n.value for n in (answer, gold))  # type: ignore[return-value]
 
 
+def judged_level(verdict: TierVerdict, numeric_band: bool) -> str:
+    """The judge's level; a number already found outside the tolerance cannot be exact, so A becomes B."""
+    return LEVEL_NAMES["B" if numeric_band and verdict.level == "A" else verdict.level]
+
+
 def tier_request(question: Question, gold: GoldAnswer, response: str) -> Request:
     gold_text = gold.text if gold.numerical is None else f"{gold.numerical:g} {gold.unit or ''} ({gold.text})"
     user = prompts.TIER_USER.format(question=question.open_text(), gold=gold_text,
@@ -157,10 +162,8 @@ def run(settings: Settings, gold_model: str | None = None, agreement_sample: int
         if verdict is None:
             row["excluded"] = "JUDGE_FAILED"
             continue
-        level = verdict.level
-        if level == "A" and gold.numerical is not None and row["evaluation"]["student_value"] is not None:
-            level = "B"  # a number outside the tolerance cannot be exact, whatever the judge says
-        row["level"] = LEVEL_NAMES[level]
+        numeric_band = gold.numerical is not None and row["evaluation"]["student_value"] is not None
+        row["level"] = judged_level(verdict, numeric_band)
         row["evaluation"]["reasoning"] = verdict.reasoning
         row["evaluation"]["judge_level"] = verdict.level
     agreement = judge_agreement(agreement_items, judged[len(to_judge):])

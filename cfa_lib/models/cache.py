@@ -83,7 +83,7 @@ class CompletionCache:
         found: dict[str, dict[str, Any]] = {}
         conn = self._connect()
         for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
+            chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for key, payload in conn.execute(
                 f"SELECT key, payload FROM completions WHERE key IN ({marks})", chunk

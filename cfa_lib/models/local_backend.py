@@ -30,7 +30,9 @@ def _llama_class() -> Any:
     try:
         from llama_cpp import Llama
     except ImportError as exc:
-        raise ModelUnavailableError("local models need llama-cpp-python: pip install llama-cpp-python") from exc
+        raise ModelUnavailableError(
+            "local models need llama-cpp-python: pip install llama-cpp-python"
+        ) from exc
     return Llama
 
 

@@ -77,18 +77,18 @@ def parse_model_name(name: str) -> ModelSpec:
         path = default_gguf()
         return ModelSpec(name, "local", path.stem, path)
     if name.startswith("local:"):
-        raw = name[len("local:"):]
+        raw = name[len("local:") :]
         if not raw:
             raise _fail(name, "'local:' needs a path to a .gguf file")
         path = Path(raw).expanduser()
         return ModelSpec(name, "local", path.stem, path)
     if name.startswith("openai/"):
-        model = name[len("openai/"):]
+        model = name[len("openai/") :]
         if not model or any(c.isspace() for c in model):
             raise _fail(name, "'openai/' needs a model name")
         return ModelSpec(name, "openai", model)
     if name.startswith("ollama/"):
-        model = name[len("ollama/"):]
+        model = name[len("ollama/") :]
         if not _OLLAMA_NAME.match(model):
             raise _fail(name, "'ollama/' needs a model name such as qwen3:32b")
         return ModelSpec(name, "ollama", model)

@@ -48,7 +48,10 @@ class OllamaBackend:
         return "max_tokens"
 
     def default_params(self) -> dict[str, Any]:
-        return {"temperature": 0, "max_tokens": THINKING_MAX_TOKENS if self.spec.is_thinking else CHAT_MAX_TOKENS}
+        return {
+            "temperature": 0,
+            "max_tokens": THINKING_MAX_TOKENS if self.spec.is_thinking else CHAT_MAX_TOKENS,
+        }
 
     def prepare_params(self, params: dict[str, Any]) -> dict[str, Any]:
         return {**self.default_params(), **params}
@@ -70,7 +73,8 @@ class OllamaBackend:
         names = {full_name(m.model or "") for m in listed.models}
         if full_name(self.spec.model) not in names:
             raise ModelUnavailableError(
-                f"Ollama at {self.host} has no model {self.spec.model!r}; run `ollama pull {self.spec.model}` "
+                f"Ollama at {self.host} has no model {self.spec.model!r}; "
+                f"run `ollama pull {self.spec.model}` "
                 f"(available: {', '.join(sorted(names)) or 'none'})"
             )
 

@@ -25,6 +25,12 @@ REASONING_MAX_COMPLETION_TOKENS = 8000
 _NO_KEY_PLACEHOLDER = "sk-no-key-required"  # loopback servers (llama.cpp, vLLM) ignore the key
 
 
+def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
+    """llama.cpp's server answers 500 with a validation error naming response_format; others 400/422."""
+    text = str(exc)
+    return exc.status_code in (400, 422) or (exc.status_code == 500 and "response_format" in text)
+
+
 class OpenAIBackend:
     kind = "openai"
 
@@ -35,6 +41,8 @@ class OpenAIBackend:
         self._client: openai.OpenAI | None = None
         self._lock = threading.Lock()
         self._warned: set[str] = set()
+        # OpenAI's json_schema response_format; llama.cpp's server only knows json_object + schema.
+        self._schema_dialect = "json_schema"
 
     def __repr__(self) -> str:
         return f"OpenAIBackend(model={self.spec.model!r}, base_url={self.base_url!r})"
@@ -102,16 +110,20 @@ class OpenAIBackend:
 
     def call(self, messages: Messages, params: dict[str, Any], schema: Schema | None) -> RawReply:
         client = self._get_client()
-        kwargs = dict(params)
-        if schema is not None:
-            plain = json_schema_of(schema)
-            strict = strict_schema(plain)
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": schema_name(schema), "schema": strict or plain, "strict": bool(strict)},
-            }
         try:
-            response = client.chat.completions.create(model=self.spec.model, messages=messages, **kwargs)
+            try:
+                response = client.chat.completions.create(
+                    model=self.spec.model, messages=messages, **self._with_schema(params, schema)
+                )
+            except openai.APIStatusError as exc:
+                if schema is None or self._schema_dialect != "json_schema" or not _rejects_json_schema(exc):
+                    raise
+                # A compatible server that rejects json_schema: fall back once to json_object + schema.
+                self._schema_dialect = "json_object"
+                log.info("%s rejected response_format json_schema; using json_object", self.base_url)
+                response = client.chat.completions.create(
+                    model=self.spec.model, messages=messages, **self._with_schema(params, schema)
+                )
         except openai.APIStatusError as exc:
             if exc.status_code in RETRY_STATUS:
                 raise TransientError(
@@ -126,7 +138,9 @@ class OpenAIBackend:
         message = choice.message
         extra = message.model_extra or {}
         separate = extra.get("reasoning_content") or extra.get("reasoning")
-        text, thinking = split_thinking(message.content or "", separate if isinstance(separate, str) else None)
+        text, thinking = split_thinking(
+            message.content or "", separate if isinstance(separate, str) else None
+        )
         usage = response.usage
         return RawReply(
             text=text,
@@ -135,6 +149,25 @@ class OpenAIBackend:
             prompt_tokens=usage.prompt_tokens if usage else None,
             completion_tokens=usage.completion_tokens if usage else None,
         )
+
+    def _with_schema(self, params: dict[str, Any], schema: Schema | None) -> dict[str, Any]:
+        kwargs = dict(params)
+        if schema is None:
+            return kwargs
+        plain = json_schema_of(schema)
+        if self._schema_dialect == "json_object":
+            kwargs["response_format"] = {"type": "json_object", "schema": plain}
+        else:
+            strict = strict_schema(plain)
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": schema_name(schema),
+                    "schema": strict or plain,
+                    "strict": bool(strict),
+                },
+            }
+        return kwargs
 
     def count_tokens(self, texts: list[str]) -> TokenCount:
         try:

@@ -33,7 +33,9 @@ def price_for(backend: str, model: str) -> tuple[float, float] | None:
     return PRICES_PER_MTOK[max(matches, key=len)] if matches else None
 
 
-def cost_usd(backend: str, model: str, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+def cost_usd(
+    backend: str, model: str, prompt_tokens: int | None, completion_tokens: int | None
+) -> float | None:
     price = price_for(backend, model)
     if price is None or prompt_tokens is None or completion_tokens is None:
         return None

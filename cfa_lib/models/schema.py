@@ -31,7 +31,7 @@ def schema_name(schema: Schema) -> str:
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
-    """A copy OpenAI's strict mode accepts (closed objects, all properties required), or None if not possible."""
+    """A copy OpenAI's strict mode accepts (closed objects, all properties required), or None."""
     result = copy.deepcopy(schema)
     ok = True
 
@@ -62,7 +62,7 @@ def _strip_fences(text: str) -> str:
 def validate_reply(schema: Schema, text: str) -> dict[str, Any]:
     """Parse and validate; raise InvalidJSONError with the reason."""
     try:
-        data = json.loads(_strip_fences(text))
+        data = json.loads(_strip_fences(text), strict=False)  # llama.cpp grammars allow raw newlines
     except json.JSONDecodeError as exc:
         raise InvalidJSONError(f"reply is not JSON ({exc}): {text[:200]!r}") from exc
     if isinstance(schema, type) and issubclass(schema, BaseModel):

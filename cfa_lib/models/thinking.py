@@ -20,9 +20,9 @@ def split_thinking(content: str, thinking: str | None = None) -> tuple[str, str 
     answer = _BLOCK.sub("", content)
     if (close := _CLOSE.search(answer)) is not None:
         parts.append(answer[: close.start()].strip())
-        answer = answer[close.end():]
+        answer = answer[close.end() :]
     if (opened := _OPEN.search(answer)) is not None:
-        parts.append(answer[opened.end():].strip())
+        parts.append(answer[opened.end() :].strip())
         answer = answer[: opened.start()]
     joined = "\n\n".join(p for p in parts if p)
     return answer.strip(), joined or None

@@ -69,7 +69,11 @@ class CostEstimate:
     note: str = ""
 
     def __str__(self) -> str:
-        head = "cost unknown (no price for this model)" if self.cost_usd is None else f"about ${self.cost_usd:.2f}"
+        head = (
+            "cost unknown (no price for this model)"
+            if self.cost_usd is None
+            else f"about ${self.cost_usd:.2f}"
+        )
         parts = [f"prompt tokens ≈ {self.prompt_tokens:,} by {self.token_method}"]
         parts.append(f"completion budget ≤ {self.completion_budget_tokens:,} tokens")
         if self.cost_low_usd is not None and self.cost_high_usd is not None:

@@ -1,0 +1,214 @@
+"""Counterfactual testing (experiment I1): is a correct answer reasoning or memory?
+
+The numbers of a question are changed and its new answer is computed by `cfa_lib.perturb` from a
+verified formula, never taken from a model. The subject answers the original and every valid
+perturbation in the multiple-choice format of the option-bias experiment (same prompt, same
+extraction), and the metrics compare the two on the same questions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from cfa_lib import params, prompts, stats
+from cfa_lib.data import Question, load_dataset
+from cfa_lib.experiments.common import Settings, metadata, ready_client, usage
+from cfa_lib.experiments.option_bias import grade_mcq
+from cfa_lib.models import Request, parse_model_name
+from cfa_lib.perturb import build_perturbations, coverage_counts
+from cfa_lib.results import load_results, new_run_id, write_results
+
+EXPERIMENT = "counterfactual"
+
+
+def default_generator(model: str) -> str:
+    """gpt-4o writes perturbations for OpenAI runs (as in the card); any other model writes its own."""
+    return "gpt-4o" if parse_model_name(model).backend == "openai" else model
+
+
+def estimate(settings: Settings):
+    """Cost of the subject's answers to the originals (perturbations and generator calls come on top)."""
+    from cfa_lib.models import get_client
+
+    return get_client(settings.model).estimate([Request(prompts.mcq_messages(q)) for q in settings.questions()])
+
+
+def run(settings: Settings, generator_model: str | None = None, perturbation_levels: Sequence[int] = (1,),
+        seed: int = 0) -> tuple[dict[str, Any], Path]:
+    levels = params.check_levels(list(perturbation_levels))
+    generator_name = params.check_model(generator_model or default_generator(settings.model), "generator_model")
+    questions = settings.questions()
+    client = ready_client(settings.model)
+    generator = client if generator_name == settings.model else ready_client(generator_name)
+
+    records = build_perturbations(questions, generator, levels=levels, seed=seed,
+                                  max_concurrency=settings.max_concurrency)
+    valid = [r for r in records if r.valid]
+    asked: list[Question] = list(questions) + [r.as_question() for r in valid]
+    answers = client.complete_many([Request(prompts.mcq_messages(q)) for q in asked],
+                                   max_concurrency=settings.max_concurrency, desc="Originals and perturbations")
+    graded = {q.id: {**grade_mcq(c, q.answer), "response": c.text} for q, c in zip(asked, answers, strict=True)}
+
+    rows = []
+    for question in questions:
+        original = graded[question.id]
+        perturbations = []
+        for record in (r for r in records if r.question_id == question.id):
+            entry: dict[str, Any] = {"valid": record.valid, **record.to_dict()}
+            if record.valid:
+                outcome = graded[record.as_question().id]
+                entry.update(model_answer=outcome["answer_with"], correct=outcome["correct_with_options"],
+                             response=outcome["response"], error=outcome["error_with"])
+            perturbations.append(entry)
+        rows.append({
+            "question_id": question.id,
+            "correct_answer": question.answer,
+            "original": {"answer": original["answer_with"], "correct": original["correct_with_options"],
+                         "response": original["response"], "error": original["error_with"]},
+            "perturbations": perturbations,
+        })
+    summary = summarize(rows, levels)
+    summary["coverage"] = {str(k): v for k, v in coverage_counts(records).items()}
+    summary["usage"] = {"subject": usage(answers)}
+    meta = metadata(EXPERIMENT, settings, len(questions), generator_model=generator_name,
+                    perturbation_levels=levels, perturbation_seed=seed)
+    meta.pop("judge_model")
+    data = {"metadata": meta, "summary": summary, "results": rows}
+    return data, write_results(EXPERIMENT, new_run_id(settings.model, settings.dataset), data)
+
+
+def _rate(values: Sequence[bool]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _ci(values: Sequence[bool]) -> list[float] | None:
+    return list(stats.wilson_interval(sum(values), len(values))) if values else None
+
+
+def summarize(rows: Sequence[dict[str, Any]], levels: Sequence[int] | None = None) -> dict[str, Any]:
+    """The card's metrics on paired outcomes, plus the original study's own formulas for comparison.
+
+    Ours compare originals and perturbations on the same questions; the study's memorization gap
+    subtracted the perturbed accuracy from the accuracy on *all* originals, and its robust accuracy
+    counted questions without any valid perturbation as robust.
+    """
+    originals = [r["original"]["correct"] for r in rows if r["original"]["correct"] is not None]
+    levels = levels or sorted({p["level"] for r in rows for p in r["perturbations"]})
+    by_level: dict[str, Any] = {}
+    for level in levels:
+        pairs = [(r["original"]["correct"], p["correct"]) for r in rows for p in r["perturbations"]
+                 if p["level"] == level and p["valid"] and p.get("correct") is not None
+                 and r["original"]["correct"] is not None]
+        before, after = [a for a, _ in pairs], [b for _, b in pairs]
+        outcomes = stats.paired_outcomes(before, after)
+        acc_before, acc_after = _rate(before), _rate(after)
+        gap = None if not pairs else acc_before - acc_after
+        by_level[str(level)] = {
+            "n_valid": sum(p["valid"] for r in rows for p in r["perturbations"] if p["level"] == level),
+            "n_paired": len(pairs),
+            "accuracy": acc_after,
+            "accuracy_ci": _ci(after),
+            "accuracy_original_on_valid": acc_before,
+            "accuracy_original_on_valid_ci": _ci(before),
+            "memorization_gap": gap,
+            "memorization_gap_ci": list(stats.paired_bootstrap_diff(before, after)[1:]) if len(pairs) >= 2 else None,
+            "consistency_score": None if not acc_before else 1 - gap / acc_before,
+            "memorization_suspect": outcomes.b / len(pairs) if pairs else None,
+            "mcnemar_test": stats.mcnemar(outcomes.b, outcomes.c).to_dict(),
+            "memorization_gap_as_published": None if not originals or acc_after is None
+            else _rate(originals) - acc_after,
+        }
+    tested = [r for r in rows if r["original"]["correct"] is not None
+              and any(p["valid"] and p.get("correct") is not None for p in r["perturbations"])]
+
+    def robust(r: dict[str, Any]) -> bool:
+        return bool(r["original"]["correct"]) and all(p["correct"] for p in r["perturbations"]
+                                                      if p["valid"] and p.get("correct") is not None)
+
+    suspects = [bool(r["original"]["correct"]) and not robust(r) for r in tested]
+    n = len(rows)
+    return {
+        "n_questions": n,
+        "accuracy_original": _rate(originals),
+        "accuracy_original_ci": _ci(originals),
+        "perturbation_levels": by_level,
+        "n_tested": len(tested),
+        "robust_accuracy": _rate([robust(r) for r in tested]),
+        "memorization_suspect": _rate(suspects),
+        "as_published": {
+            "robust_accuracy": sum(robust(r) for r in rows if r["original"]["correct"] is not None) / n if n else None,
+            "memorization_suspect": sum(suspects) / n if n else None,
+        },
+    }
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    data = load_results(path, EXPERIMENT)
+    for i, row in enumerate(data["results"]):
+        if "original" not in row or "perturbations" not in row:
+            raise ValueError(f"{path}: results row {i} lacks 'original' or 'perturbations'")
+    data["recomputed_summary"] = summarize(data["results"], data["metadata"].get("perturbation_levels"))
+    return data
+
+
+# Tables for the notebook and the book ---------------------------------------------------------------
+
+def coverage_table(data: dict[str, Any]) -> pd.DataFrame:
+    """Valid / not perturbable / not verifiable / rejected per level: what share the test covers."""
+    coverage = data["summary"].get("coverage")
+    if coverage is None:  # the original study recorded only valid or not
+        coverage = {}
+        for row in data["results"]:
+            for p in row["perturbations"]:
+                status = "valid" if p["valid"] else p.get("reason", "invalid")
+                coverage.setdefault(str(p["level"]), {}).setdefault(status, 0)
+                coverage[str(p["level"])][status] += 1
+    table = pd.DataFrame(coverage).T.fillna(0).astype(int)
+    table.index = [f"level {k}" for k in table.index]
+    table["share valid"] = (table.get("valid", 0) / table.sum(axis=1)).map("{:.0%}".format)
+    return table
+
+
+def accuracy_table(data: dict[str, Any]) -> pd.DataFrame:
+    s = data["recomputed_summary"]
+    rows = {}
+    for level, m in s["perturbation_levels"].items():
+        if not m["n_paired"]:
+            rows[f"level {level}"] = {"paired questions": 0}
+            continue
+        rows[f"level {level}"] = {
+            "paired questions": m["n_paired"],
+            "original (same questions)": f"{m['accuracy_original_on_valid']:.1%}",
+            "perturbed": f"{m['accuracy']:.1%} [{m['accuracy_ci'][0]:.1%}, {m['accuracy_ci'][1]:.1%}]",
+            "memorization gap (pp)": f"{100 * m['memorization_gap']:+.1f}",
+            "consistency": "–" if m["consistency_score"] is None else f"{m['consistency_score']:.2f}",
+            "McNemar p (exact)": f"{m['mcnemar_test']['p_exact']:.3g}",
+        }
+    return pd.DataFrame(rows).T
+
+
+def suspects(data: dict[str, Any], excerpt: int = 500) -> pd.DataFrame:
+    """Right on the original, wrong on a perturbation: the two questions side by side."""
+    dataset = data["metadata"].get("dataset", "easy")
+    questions = {q.id: q for q in load_dataset(dataset)} if data["results"] else {}
+    rows = []
+    for row in data["results"]:
+        if not row["original"]["correct"]:
+            continue
+        for p in row["perturbations"]:
+            if p["valid"] and p.get("correct") is False:
+                original = questions.get(row["question_id"])
+                rows.append({
+                    "question": row["question_id"],
+                    "level": p["level"],
+                    "original": original.mcq_text()[:excerpt] if original else "",
+                    "perturbed": (p.get("question") or "")[:excerpt] + "\n\n" + "\n".join(
+                        f"{k}: {v}" for k, v in (p.get("choices") or {}).items()),
+                    "answers (original → perturbed)": f"{row['original']['answer']} → {p.get('model_answer')} "
+                                                      f"(key {row['correct_answer']} → {p.get('correct_letter')})",
+                })
+    return pd.DataFrame(rows)

@@ -1,0 +1,140 @@
+"""Numeric grading shared by every experiment.
+
+A numeric answer is right when it is within a relative tolerance of the gold option AND not closer to
+any distractor option than to the gold. CFA options are often only a few percent apart (easy_3:
+$112,555 / $113,330 / $113,733), so a 2 % tolerance alone would accept an answer that really picked a
+distractor.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+from cfa_lib.extract import REL_TOL_SLACK, Number, aligned_values, extract_numbers_in, relative_error
+
+__all__ = ["NumericGrade", "NumericKey", "gold_number_from_option", "grade_number", "numeric_key"]
+
+# "less than 2.85%", "above $305 per share": the option states a comparison, not a value.
+_COMPARISON = re.compile(
+    r"(?i)\b(?:less|more|greater|fewer|higher|lower|larger|smaller)\s+than\b|\b(?:below|above|under|over|"
+    r"exceeds?|exceeding|at\s+least|at\s+most|up\s+to|between|within|no\s+more|no\s+less)\b"
+)
+_NUMBER_TOKEN = re.compile(
+    r"[-+–—−]?\s?(?:US\$|\$|€|£|₤|¥)?\s?-?\d[\d,]*(?:\.\d+)?\.?\d*\s?(?:%|percent|bps|basis\s+points?|"
+    r"thousand|million|billion|trillion|mn|bn|[kmb]\b)?",
+    re.I,
+)
+MAX_OTHER_WORDS = 5  # "8.0% compounded semiannually." yes; a sentence that mentions a number, no
+
+
+@dataclass(frozen=True)
+class NumericGrade:
+    match: bool
+    rel_error: float  # |extracted − gold| / |gold|; inf when nothing was extracted
+    closest_distractor_rel_error: float | None  # same, against the nearest numeric distractor
+    reason: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def gold_number_from_option(text: str | None) -> Number | None:
+    """The one number an option's text carries, or None when the option is not a numeric answer.
+
+    "$113,733" -> 113733 "$"; "8.0% compounded semiannually." -> 8.0 "%". None for: no number ("less
+    than the lump sum."), several different numbers ("€1,000 and €2,000"), a comparison ("less than
+    2.85%"), a formula ("(1 – Recovery rate)") or a sentence that merely mentions a number (more than
+    five other words: "The initial margin required is typically at least 10% of the futures price.").
+    """
+    numbers = extract_numbers_in(text)
+    if not numbers or not all(n == numbers[0] for n in numbers):
+        return None
+    if _COMPARISON.search(text):
+        return None
+    rest = _NUMBER_TOKEN.sub(" ", text)
+    if re.search(r"[+×*/=^]|\s[-–—]\s|\(\s*[-–—]", rest):
+        return None
+    if len(re.findall(r"[A-Za-z][\w'’-]*", rest)) > MAX_OTHER_WORDS:
+        return None
+    return numbers[0]
+
+
+@dataclass(frozen=True)
+class NumericKey:
+    """The numbers of a question's options, when the options can be told apart by their numbers."""
+
+    gold: Number
+    distractors: dict[str, Number | None]
+
+
+def numeric_key(choices: Mapping[str, str], answer: str) -> NumericKey | None:
+    """Numeric grading key of a multiple-choice question, or None when it must be graded otherwise:
+    the correct option carries no number, or a distractor carries the very same number (easy_927:
+    "a 10% increase in total revenue." vs "a 10% increase in average revenue.")."""
+    if answer not in choices:
+        raise ValueError(f"answer={answer!r} is not among the choices {', '.join(choices)}")
+    gold = gold_number_from_option(choices[answer])
+    if gold is None:
+        return None
+    distractors = {
+        letter: gold_number_from_option(text) for letter, text in choices.items() if letter != answer
+    }
+    if any(d is not None and relative_error(d, gold) == 0 for d in distractors.values()):
+        return None
+    return NumericKey(gold, distractors)
+
+
+def grade_number(
+    extracted: Number | None,
+    gold: Number,
+    distractors: list[Number | None] | tuple[Number | None, ...] = (),
+    rel_tol: float = 0.02,
+) -> NumericGrade:
+    """Grade an extracted number against the gold option's number and the distractors' numbers.
+
+    Distances are compared on the gold's scale (percent-aware, as `numbers_match`); a distractor that
+    is exactly as close as the gold does not make the answer wrong.
+    """
+    if not (isinstance(rel_tol, int | float) and rel_tol >= 0):
+        raise ValueError(f"rel_tol={rel_tol!r} must be a non-negative number")
+    if gold is None:
+        raise ValueError("gold is None: the correct option carries no number, grade it another way")
+    numeric_distractors = [d for d in distractors if d is not None]
+    if extracted is None:
+        return NumericGrade(False, math.inf, None, "no number extracted from the response")
+
+    rel_error = relative_error(extracted, gold)
+    x, g = aligned_values(extracted, gold)
+    gold_distance = abs(x - g)
+    closest: tuple[float, float, Number] | None = None  # (distance, rel error, distractor)
+    for distractor in numeric_distractors:
+        d = _on_gold_scale(distractor, gold)
+        distance = abs(x - d)
+        rel = distance / abs(d) if d != 0 else (0.0 if distance == 0 else math.inf)
+        if closest is None or distance < closest[0]:
+            closest = (distance, rel, distractor)
+    closest_rel = closest[1] if closest else None
+
+    within = rel_error <= rel_tol + REL_TOL_SLACK
+    if not within:
+        reason = f"{extracted} is {_pct(rel_error)} from gold {gold} (tolerance {_pct(rel_tol)})"
+        return NumericGrade(False, rel_error, closest_rel, reason)
+    if closest and closest[0] < gold_distance:
+        reason = (
+            f"{extracted} is within {_pct(rel_tol)} of gold {gold} ({_pct(rel_error)}) but closer to "
+            f"distractor {closest[2]} ({_pct(closest[1])})"
+        )
+        return NumericGrade(False, rel_error, closest_rel, reason)
+    return NumericGrade(True, rel_error, closest_rel, f"{extracted} is {_pct(rel_error)} from gold {gold}")
+
+
+def _on_gold_scale(distractor: Number, gold: Number) -> float:
+    value, _ = aligned_values(distractor, gold)
+    return value
+
+
+def _pct(fraction: float) -> str:
+    return "an infinite distance" if math.isinf(fraction) else f"{fraction:.2%}"

@@ -1,0 +1,168 @@
+"""Run the study's notebooks with papermill: 01–03 for each model, then 04 for the paper's figures.
+
+    python -m cfa_lib.pipeline --models "local gpt-4o-mini" --dataset easy --limit 8
+
+The first model's executed notebooks are the book's results chapter (book/executed/); the other models'
+go to build/runs/<model>/, and notebook 04 draws every model's results files into the book.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cfa_lib.results import PROJECT_ROOT, results_root
+
+NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
+EXPERIMENT_NOTEBOOKS = ("01_option_bias.ipynb", "02_three_tier.ipynb", "03_counterfactual.ipynb")
+FIGURES_NOTEBOOK = "04_paper_figures.ipynb"
+KERNEL_NAME = "python3"
+
+
+class PipelineError(RuntimeError):
+    """A notebook that failed: the message names it and where its partial output is."""
+
+
+@dataclass(frozen=True)
+class Job:
+    notebook: Path
+    output: Path
+    parameters: dict[str, Any]
+    label: str
+
+
+def safe_name(model: str) -> str:
+    """A model name as a folder name: 'ollama/llama3.1:8b' → 'ollama-llama3.1-8b'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-") or "model"
+
+
+def parse_limit(text: str | None) -> int | None:
+    """`--limit ""` and `--limit none` mean the whole dataset."""
+    if text is None or text.strip().lower() in {"", "none", "all"}:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"--limit {text!r} is not valid: accepted values are a positive integer, or '' / none for the "
+            "whole dataset."
+        )
+    return value
+
+
+def plan(models: Sequence[str], dataset: str, limit: int | None, sample_seed: int | None,
+         max_concurrency: int | None, book_root: Path, results_dir: Path, include_reference: bool,
+         figures_only: bool = False) -> list[Job]:
+    """The notebooks to run, in order, with their papermill parameters."""
+    jobs: list[Job] = []
+    if not figures_only:
+        for i, model in enumerate(models):
+            out_dir = (book_root / "book" / "executed" if i == 0
+                       else PROJECT_ROOT / "build" / "runs" / safe_name(model))
+            params: dict[str, Any] = {"model": model, "dataset": dataset, "limit": limit,
+                                      "sample_seed": sample_seed}
+            if max_concurrency is not None:
+                params["max_concurrency"] = max_concurrency
+            jobs += [Job(NOTEBOOKS_DIR / name, out_dir / name, params, model)
+                     for name in EXPERIMENT_NOTEBOOKS]
+    jobs.append(Job(
+        NOTEBOOKS_DIR / FIGURES_NOTEBOOK,
+        book_root / "book" / "executed" / FIGURES_NOTEBOOK,
+        {"results_dir": str(results_dir), "include_reference": include_reference,
+         "figures_dir": str(book_root / "book" / "figures"),
+         "tables_dir": str(book_root / "book" / "tables")},
+        "all models",
+    ))
+    return jobs
+
+
+def use_this_python_as_kernel() -> None:
+    """Make papermill's `python3` kernel this interpreter (the venv's), whatever kernels the user has."""
+    from ipykernel.kernelspec import write_kernel_spec
+
+    kernels = PROJECT_ROOT / "build" / "jupyter"
+    spec = kernels / "kernels" / KERNEL_NAME
+    shutil.rmtree(spec, ignore_errors=True)  # written afresh: the venv may have moved since the last run
+    write_kernel_spec(spec, overrides={"display_name": "Python 3 (cfa-lib)"})
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(kernels), os.environ.get("JUPYTER_PATH")]))
+
+
+def run_job(job: Job) -> float:
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    if not job.notebook.is_file():
+        raise PipelineError(f"notebook {job.notebook} does not exist.")
+    job.output.parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    try:
+        papermill.execute_notebook(str(job.notebook), str(job.output), parameters=job.parameters,
+                                   kernel_name=KERNEL_NAME, cwd=str(PROJECT_ROOT), progress_bar=False)
+    except PapermillExecutionError as exc:
+        raise PipelineError(
+            f"{job.notebook.name} ({job.label}) failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}\n"
+            f"The partially executed notebook is {job.output}"
+        ) from exc
+    return time.monotonic() - start
+
+
+def run(jobs: Sequence[Job]) -> None:
+    use_this_python_as_kernel()
+    for i, job in enumerate(jobs, 1):
+        print(f"[{i}/{len(jobs)}] {job.notebook.name} ({job.label}) → {_short(job.output)} ...", flush=True)
+        seconds = run_job(job)
+        print(f"[{i}/{len(jobs)}] done in {seconds:.1f} s", flush=True)
+
+
+def _short(path: Path) -> str:
+    try:
+        return str(path.relative_to(PROJECT_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cfa_lib.pipeline", description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="local",
+                        help='space-separated model names, e.g. "local gpt-4o-mini"')
+    parser.add_argument("--dataset", default="easy", choices=["easy", "challenge"])
+    parser.add_argument("--limit", type=parse_limit, default=8, help='questions per run; "" or none: all')
+    parser.add_argument("--sample-seed", type=int, default=None)
+    parser.add_argument("--max-concurrency", type=int, default=None)
+    parser.add_argument("--no-reference", action="store_true",
+                        help="leave the original study's runs out of 04")
+    parser.add_argument("--figures-only", action="store_true", help="run notebook 04 alone")
+    parser.add_argument("--book-root", type=Path, default=PROJECT_ROOT,
+                        help="where book/executed, book/figures and book/tables are written")
+    parser.add_argument("--results-dir", type=Path, default=None,
+                        help="results folder read by 04 (default: CFA_RESULTS_DIR or results/)")
+    args = parser.parse_args(argv)
+    models = args.models.split()
+    if args.results_dir is not None:  # the notebooks' kernels inherit it, so 01-03 write where 04 reads
+        os.environ["CFA_RESULTS_DIR"] = str(args.results_dir.resolve())
+    if not models and not args.figures_only:
+        parser.error("--models is empty: name at least one model, e.g. --models local")
+    jobs = plan(models, args.dataset, args.limit, args.sample_seed, args.max_concurrency,
+                args.book_root.resolve(), (args.results_dir or results_root()).resolve(),
+                include_reference=not args.no_reference, figures_only=args.figures_only)
+    try:
+        run(jobs)
+    except PipelineError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"Executed notebooks: {_short(args.book_root.resolve() / 'book' / 'executed')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,334 @@
+"""The paper's figures in one publication style.
+
+Every function takes plain summary dicts (label → the experiment's summary), so a figure can be drawn
+from our results files, from the original study's files, or from numbers typed into a test alike.
+Accuracies are fractions in the summaries and percent on the axes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+Summary = Mapping[str, Any]
+
+FULL_WIDTH = 6.5  # inches: the text width of a one-column journal page
+COLORS = sns.color_palette("colorblind")
+CONDITION_COLORS = {"with options": COLORS[0], "without options": COLORS[1]}
+COUNTERFACTUAL_COLORS = {"original question": COLORS[0], "perturbed question": COLORS[3]}
+LEVEL_COLORS = {"exact": COLORS[2], "directional": COLORS[8], "incorrect": "#b8b8b8"}
+LEVEL_LABELS = {"exact": "A exact", "directional": "B directional", "incorrect": "C incorrect"}
+PERTURBATION_NAMES = {"1": "one number changed", "2": "two numbers changed", "3": "unknown changed"}
+
+STYLE_RC = {
+    "font.size": 9,
+    "axes.titlesize": 9,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "legend.title_fontsize": 8,
+    "figure.dpi": 150,
+    "savefig.dpi": 300,
+    "savefig.bbox": "tight",
+    "pdf.fonttype": 42,  # TrueType in the PDF: journals reject Type 3 fonts
+    "ps.fonttype": 42,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+
+
+def use_style() -> None:
+    """Set the publication style for the rest of the session (notebooks call this once)."""
+    sns.set_theme(context="paper", style="whitegrid", palette="colorblind", rc=STYLE_RC)
+
+
+@contextmanager
+def publication_style() -> Iterator[None]:
+    """The publication style for one figure, leaving the caller's settings as they were."""
+    with plt.rc_context():
+        use_style()
+        yield
+
+
+def save_figure(fig: Figure, name: str, directory: str | Path) -> list[Path]:
+    """Write `name.pdf` (vector, for the paper) and `name.png` (for the book) and return both paths."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = [directory / f"{name}.pdf", directory / f"{name}.png"]
+    for path in paths:
+        metadata = {"CreationDate": None} if path.suffix == ".pdf" else None  # reproducible PDF bytes
+        fig.savefig(path, dpi=300, bbox_inches="tight", metadata=metadata)
+    return paths
+
+
+# Helpers -----------------------------------------------------------------------------------------------
+
+def _require(summaries: Mapping[str, Summary], what: str) -> None:
+    if not summaries:
+        raise ValueError(f"No {what} runs to plot: run the experiment's notebook or include the reference "
+                         "runs.")
+
+
+def _n(summary: Summary, *keys: str) -> int | None:
+    for key in keys:
+        if summary.get(key) is not None:
+            return int(summary[key])
+    return None
+
+
+def _pct(value: float | None) -> float:
+    return math.nan if value is None else 100 * float(value)
+
+
+def format_p(p: float | None) -> str:
+    """A p-value as a paper prints it: three significant digits, or an upper bound below 0.001."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "p = n/a"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3g}"
+
+
+def _group_label(label: str, n: int | None) -> str:
+    return label if n is None else f"{label}\n(n = {n})"
+
+
+def _error_bars(ax, bars, intervals: Sequence[Sequence[float] | None]) -> None:
+    """Draw asymmetric 95% intervals (fractions) on bars whose heights are percent."""
+    for bar, ci in zip(bars, intervals, strict=True):
+        if ci is None or bar.get_height() != bar.get_height():
+            continue
+        low, high = (100 * float(v) for v in ci)
+        x = bar.get_x() + bar.get_width() / 2
+        height = bar.get_height()
+        ax.errorbar(x, height, yerr=[[max(height - low, 0)], [max(high - height, 0)]], fmt="none",
+                    ecolor="#333333", elinewidth=0.9, capsize=2.5, capthick=0.9, zorder=3)
+
+
+def _value_labels(ax, bars, fmt: str = "{:.1f}") -> None:
+    """Print each bar's value inside it (white on the colour) or just above it when the bar is short."""
+    for bar in bars:
+        height = bar.get_height()
+        if height != height:
+            continue
+        x = bar.get_x() + bar.get_width() / 2
+        if height >= 14:
+            ax.text(x, height / 2, fmt.format(height), ha="center", va="center", color="white",
+                    fontsize=7.5, fontweight="bold", zorder=4)
+        else:
+            ax.text(x, height + 1.5, fmt.format(height), ha="center", va="bottom", fontsize=7.5, zorder=4)
+
+
+def _legend_on_top(ax, ncol: int, title: str | None = None) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
+    ax.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.01), ncol=ncol, frameon=False,
+              title=title)
+
+
+# Figure 1: option bias ---------------------------------------------------------------------------------
+
+def option_bias_figure(summaries: Mapping[str, Summary]) -> Figure:
+    """Accuracy with and without the answer choices per model, with 95% intervals and McNemar's test."""
+    _require(summaries, "option-bias")
+    rows, intervals = [], {c: [] for c in CONDITION_COLORS}
+    groups = []
+    for label, s in summaries.items():
+        group = _group_label(label, _n(s, "n_paired", "n_questions"))
+        groups.append(group)
+        for condition, key in (("with options", "accuracy_with_options"),
+                               ("without options", "accuracy_without_options")):
+            rows.append({"model": group, "condition": condition, "accuracy": _pct(s.get(key))})
+            intervals[condition].append(s.get(f"{key}_ci"))
+    data = pd.DataFrame(rows)
+    with publication_style():
+        fig, ax = plt.subplots(figsize=(max(3.4, min(FULL_WIDTH, 1.5 + 1.35 * len(groups))), 3.3))
+        sns.barplot(data=data, x="model", y="accuracy", hue="condition", order=groups,
+                    hue_order=list(CONDITION_COLORS), palette=CONDITION_COLORS, errorbar=None, ax=ax,
+                    width=0.7, saturation=1)
+        for container, condition in zip(list(ax.containers), CONDITION_COLORS, strict=True):
+            _error_bars(ax, container, intervals[condition])
+            _value_labels(ax, container)
+        for i, s in enumerate(summaries.values()):
+            mc = s.get("mcnemar_test") or {}
+            bias, ci = s.get("option_bias"), s.get("option_bias_ci")
+            text = f"bias {_pct(bias):+.1f} pp" if bias is not None else "bias n/a"
+            if ci is not None:
+                text += f" [{_pct(ci[0]):.1f}, {_pct(ci[1]):.1f}]"
+            ax.text(i, 103, f"{text}\nMcNemar {format_p(mc.get('p_value'))}", ha="center", va="bottom",
+                    fontsize=7.5)
+        ax.set_ylim(0, 118)
+        ax.set_yticks(range(0, 101, 20))
+        ax.set_ylabel("Accuracy (%)")
+        ax.set_xlabel("")
+        ax.grid(axis="x", visible=False)
+        _legend_on_top(ax, ncol=2)
+        fig.tight_layout()
+    return fig
+
+
+# Figure 2: three-tier grading --------------------------------------------------------------------------
+
+def three_tier_figure(summaries: Mapping[str, Summary]) -> Figure:
+    """Stacked levels A/B/C per model; the A edge is strict accuracy, the B edge lenient accuracy."""
+    _require(summaries, "three-tier")
+    labels = list(summaries)
+    with publication_style():
+        fig, ax = plt.subplots(figsize=(FULL_WIDTH, 0.9 + 0.62 * len(labels)))
+        y = list(range(len(labels)))
+        left = [0.0] * len(labels)
+        for level, color in LEVEL_COLORS.items():
+            widths = [_pct((s.get("level_rates") or {}).get(level)) for s in summaries.values()]
+            bars = ax.barh(y, widths, left=left, color=color, height=0.62, label=LEVEL_LABELS[level],
+                           edgecolor="white", linewidth=0.6)
+            for bar, width in zip(bars, widths, strict=True):
+                if width >= 7:
+                    ax.text(bar.get_x() + width / 2, bar.get_y() + bar.get_height() / 2, f"{width:.1f}%",
+                            ha="center", va="center", fontsize=7.5,
+                            color="white" if level == "exact" else "#222222")
+            left = [a + (0 if math.isnan(b) else b) for a, b in zip(left, widths, strict=True)]
+        for i, s in enumerate(summaries.values()):
+            for key in ("strict_accuracy", "lenient_accuracy"):
+                ci = s.get(f"{key}_ci")
+                if ci is not None and s.get(key) is not None:
+                    value = _pct(s[key])
+                    ax.errorbar(value, i, xerr=[[value - _pct(ci[0])], [_pct(ci[1]) - value]], fmt="none",
+                                ecolor="#222222", elinewidth=0.9, capsize=2.5, zorder=3)
+            ax.text(101.5, i, f"strict {_pct(s.get('strict_accuracy')):.1f}%\nlenient "
+                    f"{_pct(s.get('lenient_accuracy')):.1f}%", va="center", ha="left", fontsize=7.5)
+        ticks = [_group_label(label, _n(s, "n_graded", "n_questions")) for label, s in summaries.items()]
+        ax.set_yticks(y, ticks)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("Share of open answers (%)")
+        ax.grid(axis="y", visible=False)
+        ax.spines["left"].set_visible(False)
+        _legend_on_top(ax, ncol=3)
+        fig.tight_layout()
+    return fig
+
+
+# Figure 3: counterfactual ------------------------------------------------------------------------------
+
+def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
+    """Accuracy on the original questions versus their perturbed versions, per level and model.
+
+    The original accuracy is taken on the same questions whose perturbation was valid, so each pair of
+    bars compares like with like (the study's file only has the accuracy on all questions: that is used
+    and the figure says so in its axis label).
+    """
+    _require(summaries, "counterfactual")
+    rows, intervals, gaps, groups = [], {c: [] for c in COUNTERFACTUAL_COLORS}, [], []
+    same_questions = all("accuracy_original_on_valid" in lv for s in summaries.values()
+                         for lv in (s.get("perturbation_levels") or {}).values())
+    names = {"original question": "original question" + ("" if same_questions else " (all questions)"),
+             "perturbed question": "perturbed question"}
+    for label, s in summaries.items():
+        for level, lv in sorted((s.get("perturbation_levels") or {}).items()):
+            name = PERTURBATION_NAMES.get(str(level), "")
+            group = f"{label}\nlevel {level}: {name}\n(n = {lv.get('n_valid')})"
+            groups.append(group)
+            original = lv.get("accuracy_original_on_valid", s.get("accuracy_original"))
+            original_ci = lv.get("accuracy_original_on_valid_ci") if "accuracy_original_on_valid" in lv else \
+                s.get("accuracy_original_ci")
+            for condition, value, ci in (("original question", original, original_ci),
+                                         ("perturbed question", lv.get("accuracy"), lv.get("accuracy_ci"))):
+                rows.append({"group": group, "condition": names[condition], "accuracy": _pct(value)})
+                intervals[condition].append(ci)
+            gaps.append(lv.get("memorization_gap"))
+    if not rows:
+        raise ValueError("No perturbation levels in the counterfactual summaries to plot.")
+    data = pd.DataFrame(rows)
+    with publication_style():
+        fig, ax = plt.subplots(figsize=(max(3.4, min(FULL_WIDTH, 1.5 + 1.5 * len(groups))), 3.5))
+        sns.barplot(data=data, x="group", y="accuracy", hue="condition", order=groups,
+                    hue_order=list(names.values()),
+                    palette=dict(zip(names.values(), COUNTERFACTUAL_COLORS.values(), strict=True)),
+                    errorbar=None, ax=ax, width=0.7, saturation=1)
+        for container, condition in zip(list(ax.containers), COUNTERFACTUAL_COLORS, strict=True):
+            _error_bars(ax, container, intervals[condition])
+            _value_labels(ax, container)
+        for i, gap in enumerate(gaps):
+            text = "gap n/a" if gap is None else f"gap {_pct(gap):+.1f} pp"
+            ax.text(i, 103, text, ha="center", va="bottom", fontsize=7.5)
+        ax.set_ylim(0, 112)
+        ax.set_yticks(range(0, 101, 20))
+        ax.set_ylabel("Accuracy (%)")
+        ax.set_xlabel("")
+        ax.grid(axis="x", visible=False)
+        _legend_on_top(ax, ncol=2)
+        fig.tight_layout()
+    return fig
+
+
+# Figure 4: error categories ----------------------------------------------------------------------------
+
+def pretty_category(name: str) -> str:
+    return name.replace("_", " ").capitalize()
+
+
+def error_category_shares(summaries: Mapping[str, Summary]) -> pd.DataFrame:
+    """Long table: model, category, count and share (%) of that model's categorised Level C answers."""
+    rows = []
+    for label, s in summaries.items():
+        counts = {k: int(v) for k, v in (s.get("error_categories") or {}).items()}
+        total = sum(counts.values())
+        for category, n in counts.items():
+            rows.append({"model": label, "category": category, "count": n,
+                         "share": 100 * n / total if total else math.nan, "n_level_c": total})
+    return pd.DataFrame(rows, columns=["model", "category", "count", "share", "n_level_c"])
+
+
+def category_order(shares: pd.DataFrame) -> list[str]:
+    """Most frequent first; the uninformative buckets ('unknown', 'unclassified') last."""
+    mean = shares.groupby("category")["share"].mean().sort_values(ascending=False)
+    tail = [c for c in mean.index if c in {"unknown", "unclassified", "other"}]
+    return [c for c in mean.index if c not in tail] + tail
+
+
+def error_categories_figure(summaries: Mapping[str, Summary]) -> Figure:
+    """What went wrong in the Level C answers: the share of each error category per model."""
+    _require(summaries, "three-tier")
+    shares = error_category_shares(summaries)
+    if shares.empty:
+        raise ValueError("No error categories in the three-tier summaries to plot (no Level C answers).")
+    order = category_order(shares)
+    models = list(dict.fromkeys(shares["model"]))
+    full = (pd.MultiIndex.from_product([models, order], names=["model", "category"]).to_frame(index=False)
+            .merge(shares, how="left", on=["model", "category"]).fillna({"share": 0.0, "count": 0}))
+    totals = shares.groupby("model")["n_level_c"].first()
+    full["model"] = [f"{m}, n = {int(totals[m])}" for m in full["model"]]
+    hue_order = [f"{m}, n = {int(totals[m])}" for m in models]
+    full["category"] = full["category"].map(pretty_category)
+    palette = dict(zip(hue_order, [COLORS[i % len(COLORS)] for i in (0, 1, 2, 4, 5, 6, 7, 9)], strict=False))
+    with publication_style():
+        fig, ax = plt.subplots(figsize=(FULL_WIDTH, 0.9 + 0.22 * len(order) * max(2, len(models))))
+        sns.barplot(data=full, y="category", x="share", hue="model",
+                    order=[pretty_category(c) for c in order],
+                    hue_order=hue_order, palette=palette, errorbar=None, ax=ax, orient="h",
+                    saturation=1)
+        for container in ax.containers:
+            ax.bar_label(container, fmt="%.1f%%", padding=2, fontsize=7)
+        ax.set_xlim(0, min(100, full["share"].max() * 1.18 + 2))
+        ax.set_xlabel("Share of categorised Level C answers (%)")
+        ax.set_ylabel("")
+        ax.grid(axis="y", visible=False)
+        _legend_on_top(ax, ncol=min(3, len(models)), title="Model (Level C answers)")
+        fig.tight_layout()
+    return fig
+
+
+FIGURES = {
+    "fig1_option_bias": ("option_bias", option_bias_figure),
+    "fig2_three_tier": ("three_tier", three_tier_figure),
+    "fig3_counterfactual": ("counterfactual", counterfactual_figure),
+    "fig4_error_categories": ("three_tier", error_categories_figure),
+}

@@ -1,0 +1,47 @@
+"""Counterfactual metrics: paired on the same questions, and the original study's formulas reproduced."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cfa_lib.experiments import counterfactual as cf
+from cfa_lib.results import REFERENCE_DIR
+
+
+def row(original: bool | None, *perturbed: bool | None, level: int = 1) -> dict:
+    return {"original": {"correct": original, "answer": "A"},
+            "perturbations": [{"level": level, "valid": p is not None, "correct": p} for p in perturbed]}
+
+
+def test_metrics_on_a_hand_made_run() -> None:
+    rows = [row(True, True), row(True, False), row(False, False), row(True, None), row(False, True)]
+    s = cf.summarize(rows, [1])
+    level = s["perturbation_levels"]["1"]
+    assert level["n_valid"] == 4 and level["n_paired"] == 4
+    assert level["accuracy_original_on_valid"] == 0.5 and level["accuracy"] == 0.5
+    assert level["memorization_gap"] == 0.0 and level["consistency_score"] == 1.0
+    assert (level["mcnemar_test"]["b"], level["mcnemar_test"]["c"]) == (1, 1)
+    assert s["accuracy_original"] == 0.6 and s["n_tested"] == 4
+    assert s["robust_accuracy"] == 0.25  # right on the original and on every valid perturbation
+    assert s["memorization_suspect"] == 0.25
+    # The study's formulas: all originals minus the perturbed; untested questions counted as robust.
+    assert level["memorization_gap_as_published"] == pytest.approx(0.1)
+    assert s["as_published"]["robust_accuracy"] == 0.4
+
+
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "gpt-5-mini"])
+def test_reference_runs_recompute_their_own_summary(model: str) -> None:
+    path = REFERENCE_DIR / f"I1_counterfactual_{model}.json"
+    mine, theirs = cf.load(path)["recomputed_summary"], json.loads(path.read_text())["summary"]
+    level, their_level = mine["perturbation_levels"]["1"], theirs["perturbation_levels"]["1"]
+    assert round(mine["accuracy_original"], 4) == theirs["accuracy_original"]
+    assert level["n_valid"] == their_level["n_valid"]
+    assert round(level["accuracy"], 4) == their_level["accuracy"]
+    assert round(level["memorization_gap_as_published"], 4) == their_level["memorization_gap"]
+    assert round(mine["as_published"]["robust_accuracy"], 4) == theirs["robust_accuracy"]
+    assert round(mine["as_published"]["memorization_suspect"], 4) == theirs["memorization_suspect"]
+    # On the same questions the gap is smaller for gpt-4o-mini: 17.1 pp, not the published 18.6 pp.
+    if model == "gpt-4o-mini":
+        assert round(level["memorization_gap"], 3) == 0.171

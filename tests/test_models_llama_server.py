@@ -1,0 +1,126 @@
+"""The OpenAI path against a real OpenAI-compatible server: llama-cpp-python's server running the embedded
+SmolLM2 GGUF on 127.0.0.1, behind a counting proxy (tests/servers/counting_proxy.py) that proves how many
+calls reached it."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+import httpx
+import pytest
+from pydantic import BaseModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.servers under any pytest import mode
+from cfa_lib.models import Request, get_client  # noqa: E402
+from cfa_lib.models.names import default_gguf  # noqa: E402
+from tests.servers.counting_proxy import CountingProxy, start_counting_proxy  # noqa: E402
+
+pytestmark = pytest.mark.slow
+CHAT = "POST /v1/chat/completions"
+
+
+class Pick(BaseModel):
+    answer: Literal["A", "B", "C"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def llama_server() -> Iterator[str]:
+    port = free_port()
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(default_gguf()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+            "--model_alias",
+            "smollm2",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/v1/models", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log.seek(0)
+                pytest.fail(f"llama_cpp.server did not start: {log.read()[-2000:].decode(errors='replace')}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture()
+def proxy(llama_server: str) -> Iterator[tuple[str, CountingProxy]]:
+    server, counter = start_counting_proxy(llama_server)
+    yield f"{server.url}/v1", counter
+    server.stop()
+
+
+def test_plain_chat_with_usage(proxy, tmp_path: Path) -> None:
+    base_url, counter = proxy
+    client = get_client("openai/smollm2", base_url=base_url, cache_dir=tmp_path)
+    client.check()
+    c = client.complete([{"role": "user", "content": "What is the capital of France?"}], max_tokens=24)
+    assert c.ok and c.text.strip() and c.finish_reason in {"stop", "length"}
+    assert c.prompt_tokens > 5 and 0 < c.completion_tokens <= 24 and c.cost_usd is None
+    assert counter.counts[CHAT] == 1
+
+
+def test_structured_output_validates(proxy, tmp_path: Path) -> None:
+    base_url, _ = proxy
+    client = get_client("openai/smollm2", base_url=base_url, cache_dir=tmp_path)
+    question = "Which is a currency? A: Euro B: Paris C: Apple. Answer in JSON."
+    c = client.complete([{"role": "user", "content": question}], schema=Pick, max_tokens=32)
+    assert c.ok, c.error
+    assert Pick.model_validate(c.parsed).answer in {"A", "B", "C"}
+
+
+def test_concurrent_batch_then_rerun_from_cache_makes_no_calls(proxy, tmp_path: Path) -> None:
+    base_url, counter = proxy
+    requests = [
+        Request([{"role": "user", "content": f"Name the number {i} in words."}], {"max_tokens": 8})
+        for i in range(6)
+    ]
+    first = get_client("openai/smollm2", base_url=base_url, cache_dir=tmp_path).complete_many(
+        requests, max_concurrency=4, progress=False
+    )
+    assert all(c.ok for c in first) and counter.counts[CHAT] == 6
+    assert all(c.completion_tokens and c.completion_tokens > 0 for c in first)
+    second = get_client("openai/smollm2", base_url=base_url, cache_dir=tmp_path).complete_many(
+        requests, max_concurrency=4, progress=False
+    )
+    assert counter.counts[CHAT] == 6  # zero calls the second time
+    assert all(c.cached for c in second) and [c.text for c in second] == [c.text for c in first]

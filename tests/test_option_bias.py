@@ -1,0 +1,126 @@
+"""Option-bias grading: every verdict path with real response texts, and the reference runs' summaries."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cfa_lib.data import load_dataset
+from cfa_lib.experiments import option_bias as ob
+from cfa_lib.models import Completion
+from cfa_lib.results import REFERENCE_DIR
+
+QUESTIONS = {q.id: q for q in load_dataset("easy", limit=20)}
+
+# The worked example of the experiment card (seed 000), CFA-Easy #9.
+CARD_FORMAT_A = """We need: 500,000 × (1 + r/2)^12 = 800,000
+(1 + r/2)^12 = 1.6
+r/2 = 1.6^(1/12) - 1 = 0.03988
+r = 0.07977 ≈ 8.0%
+ANSWER: C"""
+CARD_FORMAT_B = """Using FV = PV × (1 + r)^n:
+800,000 = 500,000 × (1 + r)^6
+(1 + r)^6 = 1.6
+r = 1.6^(1/6) - 1 = 0.08148 ≈ 8.15%
+
+The stated annual interest rate is approximately 8.15%."""
+
+
+def answer(text: str, **kw) -> Completion:
+    return Completion(text=text, model="test", **kw)
+
+
+def grade(qid: str, with_text: str, without_text: str, judged: Completion | None = None, **kw) -> dict:
+    q = QUESTIONS[qid]
+    return ob.grade_rows([q], [answer(with_text)], [answer(without_text, **kw)],
+                         {qid: judged} if judged else {}, 0.02)[0]
+
+
+def grade_at(tolerance: float, qid: str, with_text: str, without_text: str) -> dict:
+    return ob.grade_rows([QUESTIONS[qid]], [answer(with_text)], [answer(without_text)], {}, tolerance)[0]
+
+
+def test_card_example_is_option_biased_at_one_percent() -> None:
+    row = grade_at(0.01, "easy_9", CARD_FORMAT_A, CARD_FORMAT_B)
+    assert row["answer_with"] == "C" and row["correct_with_options"] is True
+    assert row["judge_verdict"] == ob.NUMERICAL_MISMATCH
+    assert row["answer_without"] == "8.15%"
+    assert row["correct_without_options"] is False and row["option_biased"] is True
+    assert row["response_without"] == CARD_FORMAT_B  # full response kept
+
+
+def test_card_example_is_inside_the_default_two_percent() -> None:
+    """8.15% is 1.9% from 8.0% and nearer to it than to 7.7%: the card's verdict needs a tighter tolerance."""
+    row = grade("easy_9", CARD_FORMAT_A, CARD_FORMAT_B)
+    assert row["judge_verdict"] == ob.NUMERICAL_MATCH and row["option_biased"] is False
+
+
+def test_semiannual_answer_matches() -> None:
+    text = "(1 + r/2)^12 = 1.6, so r/2 = 3.99% and the stated annual rate is 7.98% compounded semiannually."
+    row = grade("easy_9", CARD_FORMAT_A, text)
+    assert row["judge_verdict"] == ob.NUMERICAL_MATCH and row["option_biased"] is False
+
+
+def test_value_closer_to_distractor_is_a_mismatch_inside_tolerance() -> None:
+    # easy_3: C $113,733 is right; $113,300 is within 2% of it but nearer to B's $113,330.
+    q = load_dataset("easy", limit=4)[3]
+    QUESTIONS[q.id] = q
+    row = grade(q.id, "ANSWER: C", "FV = 75,000 × 1.0175^24. Final answer: $113,300")
+    assert row["judge_verdict"] == ob.NUMERICAL_MISMATCH
+    row = grade(q.id, "ANSWER: C", "FV = 75,000 × (1 + 0.07/4)^24 = $113,733.21")
+    assert row["judge_verdict"] == ob.NUMERICAL_MATCH
+
+
+def test_text_answer_goes_to_the_judge() -> None:
+    text = "The nominal risk-free rate equals the real risk-free rate plus a premium for expected inflation."
+    correct = answer("", parsed={"correct": True, "reasoning": "Names expected inflation."})
+    row = grade("easy_0", "ANSWER: C", text, correct)
+    assert row["judge_verdict"] == ob.JUDGE_CORRECT and row["judge_reasoning"] == "Names expected inflation."
+    wrong = answer("", parsed={"correct": False, "reasoning": "Says liquidity."})
+    row = grade("easy_0", "ANSWER: C", "It is the premium for liquidity.", wrong)
+    assert row["judge_verdict"] == ob.JUDGE_INCORRECT and row["option_biased"] is True
+
+
+def test_numeric_gold_without_a_number_in_the_response_goes_to_the_judge() -> None:
+    judged = answer("", parsed={"correct": False, "reasoning": "No rate given."})
+    row = grade("easy_9", CARD_FORMAT_A, "We would need to solve for the periodic rate first.", judged)
+    assert row["judge_verdict"] == ob.JUDGE_INCORRECT
+
+
+def test_failures_are_excluded_not_wrong() -> None:
+    failed_judge = answer("", error="HTTP 500 after 5 attempts", error_kind="failed")
+    row = grade("easy_0", "ANSWER: C", "Expected inflation.", failed_judge)
+    assert row["judge_verdict"] == ob.JUDGE_FAILED and row["correct_without_options"] is None
+    row = grade("easy_0", "ANSWER: C", "", error="timeout", error_kind="failed")
+    assert row["judge_verdict"] == ob.MODEL_FAILED and row["option_biased"] is None
+    row = grade("easy_0", "ANSWER: C", "   ")
+    assert row["judge_verdict"] == ob.NO_ANSWER and row["correct_without_options"] is False
+    summary = ob.summarize([grade("easy_0", "ANSWER: C", "Expected inflation.", failed_judge),
+                            grade_at(0.01, "easy_9", CARD_FORMAT_A, CARD_FORMAT_B)])
+    assert summary["n_paired"] == 1 and summary["excluded_reasons"] == {ob.JUDGE_FAILED: 1}
+    assert summary["accuracy_with_options"] == 1.0 and summary["accuracy_without_options"] == 0.0
+
+
+def test_no_letter_is_wrong_and_counted() -> None:
+    row = grade("easy_9", "It depends on the compounding convention.", CARD_FORMAT_B)
+    assert row["answer_with"] is None and row["correct_with_options"] is False and row["no_answer_with"]
+    assert ob.summarize([row])["n_no_answer_with_options"] == 1
+
+
+@pytest.mark.parametrize("model, b, c, acc_with, acc_without", [
+    ("gpt-4o-mini", 147, 127, 0.8256, 0.8062),
+    ("gpt-5-mini", 117, 50, 0.9283, 0.8634),
+])
+def test_reference_runs_recompute_their_own_summary(model, b, c, acc_with, acc_without) -> None:
+    path = REFERENCE_DIR / f"A5_option_bias_{model}.json"
+    data = ob.load(path)
+    mine, theirs = data["recomputed_summary"], json.loads(path.read_text())["summary"]
+    assert (mine["mcnemar_test"]["b"], mine["mcnemar_test"]["c"]) == (b, c) == (
+        theirs["mcnemar_test"]["b"], theirs["mcnemar_test"]["c"])
+    assert round(mine["accuracy_with_options"], 4) == acc_with == theirs["accuracy_with_options"]
+    assert round(mine["accuracy_without_options"], 4) == acc_without == theirs["accuracy_without_options"]
+    assert round(mine["option_bias"], 4) == theirs["option_bias"]
+    assert mine["n_biased_questions"] == theirs["n_biased_questions"]
+    assert mine["mcnemar_test"]["chi2"] == pytest.approx(theirs["mcnemar_test"]["chi2"], abs=1e-4)
+    assert mine["mcnemar_test"]["significant"] == theirs["mcnemar_test"]["significant"]

@@ -1,0 +1,107 @@
+"""Three-tier grading: each level and each auto-grading rule with real response texts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cfa_lib.data import load_dataset
+from cfa_lib.experiments import three_tier as tt
+from cfa_lib.extract import extract_number
+from cfa_lib.gold import GoldAnswer, from_option
+from cfa_lib.grading import gold_number_from_option
+from cfa_lib.results import REFERENCE_DIR
+
+EASY = {q.id: q for q in load_dataset("easy", limit=40)}
+# The card's worked example (CFA-Easy #10): the gold £400,000 is derived, the options are statements.
+PERPETUITY = GoldAnswer(400000.0, "£", "greater than the lump sum.", "PV of a perpetuity",
+                        "2000 / 0.005 = 400,000", "model")
+
+
+def tier(question_id: str, response: str, gold: GoldAnswer | None = None) -> tt.NumericTier:
+    question = EASY[question_id]
+    gold = gold or from_option(question)
+    distractors = [gold_number_from_option(t) for t in question.distractors.values()]
+    return tt.numeric_tier(extract_number(response), gold, distractors, 0.02)
+
+
+def test_exact_answer_is_level_a() -> None:
+    assert tier("easy_10", "PV = 2,000 / 0.005 = £400,000", PERPETUITY).level == "A"
+
+
+def test_order_of_magnitude_slip_is_c_without_the_judge() -> None:
+    result = tier("easy_10", "PV = 2000/0.06 = £33,333", PERPETUITY)
+    assert result.level == "C" and "factor" in result.reasoning
+    assert tier("easy_10", "The present value is £40,000.", PERPETUITY).level == "C"
+
+
+def test_sign_error_is_c() -> None:
+    result = tier("easy_10", "The present value is -£400,000.", PERPETUITY)
+    assert result.level == "C" and "sign" in result.reasoning
+
+
+def test_continuous_compounding_reaches_the_judge() -> None:
+    # CFA-Easy #9: gold 8.0% compounded semiannually; continuous compounding gives ln(1.6)/6 = 7.83%.
+    response = "With continuous compounding, r = ln(800,000/500,000)/6 = 7.83%. Final answer: 7.83%"
+    result = tier("easy_9", response)
+    assert result.level is None and "judge" in result.reasoning
+
+
+def test_exact_rate_from_option_is_a() -> None:
+    assert tier("easy_9", "r/2 = 1.6^(1/12) − 1 = 3.99%, so the stated annual rate is 7.98%.").level == "A"
+
+
+def test_judge_cannot_make_an_out_of_tolerance_number_exact() -> None:
+    verdict = tt.TierVerdict(level="A", reasoning="Close enough.")
+    assert tt.judged_level(verdict, numeric_band=True) == "directional"
+    assert tt.judged_level(verdict, numeric_band=False) == "exact"  # a text answer judged the same meaning
+
+
+def test_error_category_outside_the_set_is_refused() -> None:
+    with pytest.raises(ValueError):
+        tt.ErrorAttribution.model_validate(
+            {"error_category": '{"error_category": "arithmetic_error"}', "explanation": "x",
+             "could_be_fixed_with_tools": False})
+    ok = tt.ErrorAttribution.model_validate(
+        {"error_category": "assumption_error", "explanation": "Used the annual rate.",
+         "could_be_fixed_with_tools": True})
+    assert ok.error_category == "assumption_error"
+
+
+def test_summary_counts_levels_and_excludes_failures() -> None:
+    rows = [
+        {"level": "exact", "evaluation": {"auto_graded": True}},
+        {"level": "directional", "evaluation": {"auto_graded": False}},
+        {"level": "incorrect", "evaluation": {"auto_graded": True},
+         "error_attribution": {"error_category": "assumption_error"}},
+        {"level": None, "evaluation": {}, "excluded": "JUDGE_FAILED"},
+    ]
+    s = tt.summarize(rows)
+    assert s["level_distribution"] == {"exact": 1, "directional": 1, "incorrect": 1}
+    assert s["strict_accuracy"] == pytest.approx(1 / 3) and s["lenient_accuracy"] == pytest.approx(2 / 3)
+    assert s["excluded_reasons"] == {"JUDGE_FAILED": 1} and s["error_categories"] == {"assumption_error": 1}
+
+
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "gpt-5-mini"])
+def test_reference_runs_recompute_their_own_summary(model: str) -> None:
+    path = REFERENCE_DIR / f"A1_open_ended_{model}.json"
+    mine, theirs = tt.load(path)["recomputed_summary"], json.loads(path.read_text())["summary"]
+    assert mine["level_distribution"] == theirs["level_distribution"]
+    assert round(mine["strict_accuracy"], 4) == theirs["strict_accuracy"]
+    assert round(mine["lenient_accuracy"], 4) == theirs["lenient_accuracy"]
+    assert mine["error_categories"] == theirs["error_categories"]
+
+
+def test_gold_from_option_for_every_numeric_option_of_cfa_easy() -> None:
+    """Every correct option that extract_number reads becomes an exact gold, with no model involved."""
+    n = 0
+    for question in load_dataset("easy"):
+        read = extract_number(question.correct_text)
+        gold = from_option(question)
+        if read is None or gold is None:
+            continue
+        assert gold.source == "option"
+        assert (gold.numerical, gold.unit) == (read.value, read.unit), question.id
+        n += 1
+    assert n >= 85  # of the 154 correct options with a digit, the rest carry two numbers or none to grade by
