@@ -108,9 +108,7 @@ def _read_rows(path: Path) -> list[Mapping]:
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise DatasetError(
-            f"dataset file {path} does not exist (set {DATASETS_DIR_ENV} to its folder)"
-        ) from None
+        raise DatasetError(f"dataset file {path} does not exist (set {DATASETS_DIR_ENV} to its folder)") from None
     except OSError as exc:
         raise DatasetError(f"dataset file {path} cannot be read: {exc}") from exc
     try:
@@ -141,12 +139,13 @@ def parse_row(dataset: str, index: int, row: Mapping) -> Question:
         raise fail(f"no answer choices found in {block[:120]!r}")
     if any(not text for text in choices.values()):
         raise fail(f"empty answer choice in {choices}")
+    declared = row.get("choices")
+    if isinstance(declared, list) and declared and [str(c).upper() for c in declared] != list(choices):
+        raise fail(f"found choices {', '.join(choices)} but the row declares {', '.join(map(str, declared))}")
     answer = _normalise_letter(row.get("answer"))
     if answer not in choices:
         raise fail(f"answer {row.get('answer')!r} is not among the choices {', '.join(choices)}")
-    return Question(
-        id=f"{dataset}_{index}", dataset=dataset, index=index, stem=stem, choices=choices, answer=answer
-    )
+    return Question(id=f"{dataset}_{index}", dataset=dataset, index=index, stem=stem, choices=choices, answer=answer)
 
 
 def _clean(text: str) -> str:

@@ -158,9 +158,7 @@ def _letter_is_article(text: str, end: int) -> bool:
 def _names_two_letters(text: str, start: int, end: int, letters: str) -> bool:
     joiner = r"\s*(?:,|/|&|\band/or\b|\band\b|\bor\b)\s*"
     after = re.match(rf"[)\]]?{joiner}(?:(?i:option|choice)\s*)?[(\[]?[{letters}](?![\w'’])", text[end:])
-    before = re.search(
-        rf"(?<![\w'’])[{letters}][)\]]?{joiner}(?:(?i:option|choice)\s*)?[(\[]?$", text[:start]
-    )
+    before = re.search(rf"(?<![\w'’])[{letters}][)\]]?{joiner}(?:(?i:option|choice)\s*)?[(\[]?$", text[:start])
     return bool(after or before)
 
 
@@ -234,7 +232,7 @@ _LABEL_WORDS = (
     "figure|fig|panel|question|case|level|tier|phase|stage|type|class|rule|ias|ifrs|asc|sfas|ifric|no|number|"
     "part|scenario|strategy|model|method|country|company|bond|option|choice|alternative|proposal|plan|"
     "project|version|appendix|line|row|column|page|note|equation|formula|criterion|condition|standard|"
-    "principle|component|factor|year|quarter|month|day|week|article|paragraph|reg|regulation|act|"
+    "principle|component|year|quarter|month|day|week|article|paragraph|reg|regulation|act|"
     "january|february|march|april|may|june|july|august|september|october|november|december|"
     "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
 )
@@ -245,9 +243,7 @@ _CUE_BEFORE = re.compile(
     r"comes?\s+to|answer))\s*$"
 )
 # "... for the 2-year bond at 6% coupon": a number in a trailing prepositional phrase is context
-_CONTEXT_BEFORE = re.compile(
-    r"(?i)\b(?:at|for|in|over|with|from|on|after|within|per)(?:\s+(?:the|a|an))?\s*$"
-)
+_CONTEXT_BEFORE = re.compile(r"(?i)\b(?:at|for|in|over|with|from|on|after|within|per)(?:\s+(?:the|a|an))?\s*$")
 _COMPARISON_AFTER = re.compile(r"(?i)^\s*(?:higher|lower|more|less|greater|smaller|above|below)\b")
 _TIME_AFTER = re.compile(r"(?i)^[\s-]*(?:years?|yrs?|months?|days?|weeks?|quarters?|periods?|semesters?)\b")
 _PRECISION_AFTER = re.compile(
@@ -306,18 +302,13 @@ def _scan_numbers(text: str) -> list[_Found]:
         )
         if trailing and unit != PERCENT:
             unit = (
-                _CODES.get((trailing.group("code") or "").lower())
-                or _WORD_CURRENCIES[trailing.group("word").lower()]
+                _CODES.get((trailing.group("code") or "").lower()) or _WORD_CURRENCIES[trailing.group("word").lower()]
             )
             token_end += trailing.end()
         token_start = start
         currency = re.search(r"(?i)(US\$|\$|€|£|¥|\b(?:usd|eur|gbp|jpy)\s?)\s?$", left)
         if currency:
-            unit = (
-                unit
-                if unit == PERCENT
-                else _CODES.get(currency.group(1).strip().lower(), currency.group(1).strip())
-            )
+            unit = unit if unit == PERCENT else _CODES.get(currency.group(1).strip().lower(), currency.group(1).strip())
             token_start = currency.start()
         sign = re.search(r"(?:^|(?<=[\s(=:≈~\[{,;]))([-+])$", text[:token_start])
         if sign:
@@ -383,16 +374,12 @@ def _score(text: str, found: _Found) -> float:
         r"[\w)]\s+-$", stripped_before
     )
     left_exponent = re.search(r"[\^]\s*[({]\s*$", before)
-    right_operator = re.match(rf"\s*(?:[{re.escape(_OPERATOR)}]|-\s+[\d($€£¥])", after) or re.match(
-        r"\)\s*\^", after
-    )
+    right_operator = re.match(rf"\s*(?:[{re.escape(_OPERATOR)}]|-\s+[\d($€£¥])", after) or re.match(r"\)\s*\^", after)
     if left_operator or left_exponent or right_operator:
         score -= 6
     if _TIME_AFTER.search(after):
         score -= 4
-    if _PRECISION_AFTER.search(after) or re.search(
-        r"(?i)round(?:ed|ing)?\s+(?:off\s+)?(?:to|at)\s*$", before
-    ):
+    if _PRECISION_AFTER.search(after) or re.search(r"(?i)round(?:ed|ing)?\s+(?:off\s+)?(?:to|at)\s*$", before):
         score -= 8
     if _inside_remark(text, found.start, found.end):
         score -= 3
@@ -448,9 +435,7 @@ def extract_number(text: str | None) -> Number | None:
             number = _best_in(content)
             if number is not None:
                 return number
-    markers = [
-        m for m in _ANSWER_MARKER.finditer(body) if not _HYPOTHETICAL.search(_line_before(body, m.start()))
-    ]
+    markers = [m for m in _ANSWER_MARKER.finditer(body) if not _HYPOTHETICAL.search(_line_before(body, m.start()))]
     if markers:
         region = _answer_region(body, markers[-1].end())
         # the number right after "Answer:" is the answer unless a later one is clearly the result

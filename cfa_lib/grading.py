@@ -38,7 +38,8 @@ class NumericGrade:
     reason: str
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """JSON-safe: an infinite relative error (nothing extracted, or gold 0) becomes None."""
+        return {k: None if isinstance(v, float) and math.isinf(v) else v for k, v in asdict(self).items()}
 
 
 def gold_number_from_option(text: str | None) -> Number | None:
@@ -79,9 +80,7 @@ def numeric_key(choices: Mapping[str, str], answer: str) -> NumericKey | None:
     gold = gold_number_from_option(choices[answer])
     if gold is None:
         return None
-    distractors = {
-        letter: gold_number_from_option(text) for letter, text in choices.items() if letter != answer
-    }
+    distractors = {letter: gold_number_from_option(text) for letter, text in choices.items() if letter != answer}
     if any(d is not None and relative_error(d, gold) == 0 for d in distractors.values()):
         return None
     return NumericKey(gold, distractors)

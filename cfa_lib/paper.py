@@ -115,17 +115,16 @@ def runs_overview(runs: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
         {
             "experiment": experiment,
             "label": run.label,
-            "model": run.metadata.get("model"),
             "dataset": run.metadata.get("dataset"),
             "questions": run.summary.get("n_questions", run.metadata.get("n_questions")),
-            "timestamp": run.metadata.get("timestamp"),
             "source": run.source,
             "file": _display_path(run.path),
         }
         for experiment, group in runs.items()
         for run in group
     ]
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["experiment", "label", "dataset", "questions", "source", "file"]
+                        ).set_index(["experiment", "label"])
 
 
 def _display_path(path: Path) -> str:

@@ -16,7 +16,7 @@ import math
 import re
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 import numpy as np
@@ -128,6 +128,7 @@ _NUMBER = re.compile(
     r"(?<![\w.,])(?P<sign>[-–−]?)(?P<currency>[$€£¥]?)"
     r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?!\d)"
 )
+_PERCENT = re.compile(r"^\s*(?:%|percent\b)", re.I)
 _MULTIPLIERS = (
     (re.compile(r"^\s*thousand\b", re.I), 1e3),
     (re.compile(r"^\s*million\b", re.I), 1e6),
@@ -158,7 +159,7 @@ class NumberText:
 
     @property
     def percent(self) -> bool:
-        return self.suffix.lstrip().startswith("%")
+        return bool(_PERCENT.match(self.suffix))
 
     @property
     def multiplier(self) -> float:
@@ -169,15 +170,13 @@ class NumberText:
 
     @property
     def core(self) -> str:
-        """The number with its currency and % sign, without surrounding words ("$113,733", "8.0%")."""
-        return f"{self.sign}{self.currency}{self.digits}{'%' if self.suffix.startswith('%') else ''}"
+        """The number with currency, % or scale word, without other words ("$113,733", "8.0%", "$1.2 million")."""
+        return f"{self.sign}{self.currency}{self.digits}{self.unit}"
 
     @property
     def unit(self) -> str:
         """What right after the digits belongs to the number: "%" or a word such as " million"."""
-        if self.percent:
-            return "%"
-        for pattern, _ in _MULTIPLIERS:
+        for pattern in (_PERCENT, *(pattern for pattern, _ in _MULTIPLIERS)):
             match = pattern.match(self.suffix)
             if match:
                 return match.group(0)
@@ -187,9 +186,7 @@ class NumberText:
         """`number` in this text's style: currency, sign, separators, decimals, surrounding words."""
         places = self.decimals if decimals is None else decimals
         if decimals is None:  # a drawn value such as 8.5 for "7%" needs one more place than written
-            while places < self.decimals + 2 and not math.isclose(
-                round(number, places), number, abs_tol=1e-9
-            ):
+            while places < self.decimals + 2 and not math.isclose(round(number, places), number, abs_tol=1e-9):
                 places += 1
         grouped = self.grouped or abs(number) >= 10_000
         digits = f"{abs(number):{',' if grouped else ''}.{places}f}"
@@ -228,9 +225,7 @@ def _span_matches(text: str, span: str) -> list[re.Match[str]]:
     found = []
     for match in re.finditer(re.escape(span), text):
         before, after = text[: match.start()], text[match.end() :]
-        if span[0].isdigit() and (
-            before[-1:].isdigit() or (before[-1:] in {".", ","} and before[-2:-1].isdigit())
-        ):
+        if span[0].isdigit() and (before[-1:].isdigit() or (before[-1:] in {".", ","} and before[-2:-1].isdigit())):
             continue
         if span[-1].isdigit() and (after[:1].isdigit() or (after[:1] in {".", ","} and after[1:2].isdigit())):
             continue
@@ -306,9 +301,7 @@ class PerturbationRecord:
     def as_question(self) -> Question:
         """The perturbed item as a `Question`, so the experiment can ask it like any other."""
         if not self.valid or self.question is None or self.correct_letter is None:
-            raise ValueError(
-                f"{self.question_id} level {self.level} is {self.status}, not a valid perturbation"
-            )
+            raise ValueError(f"{self.question_id} level {self.level} is {self.status}, not a valid perturbation")
         dataset, _, index = self.question_id.rpartition("_")
         return Question(
             id=f"{self.question_id}_L{self.level}",
@@ -321,6 +314,14 @@ class PerturbationRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PerturbationRecord:
+        """Inverse of `to_dict` (for reading a results file back)."""
+        known = {f.name for f in fields(cls)}
+        values = {key: value for key, value in data.items() if key in known}
+        values["trail"] = [Check(**check) for check in values.get("trail", [])]
+        return cls(**values)
 
 
 def coverage_counts(records: Iterable[PerturbationRecord]) -> dict[int, dict[str, int]]:
@@ -359,9 +360,7 @@ def option_numbers(question: Question) -> OptionNumbers:
     if numbers[question.answer].number == 0:
         return OptionNumbers({}, f"correct option {question.answer} is zero; relative gaps are undefined")
     if numeric_key(question.choices, question.answer) is None:  # the experiment could not grade it by number
-        return OptionNumbers(
-            {}, f"correct option {question.answer} ({question.correct_text!r}) is not a numeric key"
-        )
+        return OptionNumbers({}, f"correct option {question.answer} ({question.correct_text!r}) is not a numeric key")
     return OptionNumbers({letter: numbers[letter] for letter in question.choices})
 
 
@@ -390,6 +389,7 @@ class Verification:
     options: dict[str, NumberText] = field(default_factory=dict)
     answer_scale: float = 1.0  # formula output = number in the correct option * answer_scale
     original_answer_value: float | None = None
+    used: frozenset[str] = frozenset()  # inputs the answer depends on (directly or through a derived given)
 
     @property
     def ok(self) -> bool:
@@ -403,9 +403,7 @@ def _relative_gap(a: float, b: float) -> float:
     return abs(a - b) / max(abs(b), 1e-300)
 
 
-def verify_extraction(
-    question: Question, extraction: FormulaExtraction, rel_tol: float = 0.005
-) -> Verification:
+def verify_extraction(question: Question, extraction: FormulaExtraction, rel_tol: float = 0.005) -> Verification:
     """Check 1: with the original values the formula reproduces the correct option within `rel_tol`.
 
     Also checks that every span is in the question and that each value matches its span, and that
@@ -423,9 +421,7 @@ def verify_extraction(
         return fail("not_perturbable", "option_numbers", options.problem)
     trail.append(Check("option_numbers", True, f"{len(options.numbers)} numeric options"))
     if not extraction.computable:
-        return fail(
-            "not_perturbable", "computable", f"generator: not computable: {extraction.reason}".strip()
-        )
+        return fail("not_perturbable", "computable", f"generator: not computable: {extraction.reason}".strip())
     if not extraction.formula.strip() or not extraction.parameters:
         return fail("not_verifiable", "formula_parsed", "generator gave no formula or no parameters")
 
@@ -437,9 +433,7 @@ def verify_extraction(
     try:
         formula = parse_formula(extraction.formula, names)
         derived = {
-            p.name: parse_formula(p.derived_from, base_names)
-            for p in extraction.parameters
-            if p.derived_from.strip()
+            p.name: parse_formula(p.derived_from, base_names) for p in extraction.parameters if p.derived_from.strip()
         }
     except FormulaError as error:
         return fail("not_verifiable", "formula_parsed", f"formula rejected: {error}")
@@ -450,20 +444,20 @@ def verify_extraction(
         if not math.isfinite(spec.value):
             return fail("not_verifiable", "values_match_spans", f"parameter {spec.name!r} is not finite")
         occurrences = count_span(question.stem, spec.span) if spec.span else 0
-        # a convention may be named only by the correct option ("8.0% compounded semiannually.")
-        if spec.span and occurrences == 0 and not count_span(question.correct_text, spec.span):
+        text = single_number(spec.span) if spec.span else None
+        # a convention may be named only by the correct option ("8.0% compounded semiannually."); a number
+        # taken from the option would let the formula return the answer itself
+        in_option = text is None and count_span(question.correct_text, spec.span)
+        if spec.span and occurrences == 0 and not in_option:
             return fail(
                 "not_verifiable",
                 "spans_in_question",
                 f"span {spec.span!r} of parameter {spec.name!r} is not in the question",
             )
-        text = single_number(spec.span) if spec.span else None
         scale = 1.0
         if text is not None:
             scales = [1.0, text.multiplier] + ([0.01] if text.percent else [])
-            matching = [
-                s for s in scales if math.isclose(spec.value, text.number * s, rel_tol=1e-9, abs_tol=1e-12)
-            ]
+            matching = [s for s in scales if math.isclose(spec.value, text.number * s, rel_tol=1e-9, abs_tol=1e-12)]
             if not matching:
                 return fail(
                     "not_verifiable",
@@ -473,11 +467,14 @@ def verify_extraction(
             scale = matching[-1]
         parameters[spec.name] = ParameterInfo(spec, text, scale, occurrences)
     trail.append(
-        Check(
-            "spans_in_question", True, f"{sum(1 for p in parameters.values() if p.occurrences)} spans found"
-        )
+        Check("spans_in_question", True, f"{sum(1 for p in parameters.values() if p.occurrences)} spans found")
     )
     trail.append(Check("values_match_spans", True))
+
+    used = set(formula.names).union(*(derived[name].names for name in formula.names if name in derived))
+    if not any(parameters[name].text is not None and parameters[name].occurrences for name in used):
+        return fail("not_verifiable", "uses_question_numbers", "the formula uses no number written in the question")
+    trail.append(Check("uses_question_numbers", True, ", ".join(sorted(used))))
 
     values = {name: info.spec.value for name, info in parameters.items()}
     for name, derived_formula in derived.items():
@@ -489,8 +486,7 @@ def verify_extraction(
             return fail(
                 "not_verifiable",
                 "derived_values",
-                f"derived parameter {name!r}: formula gives {computed:.6g}, "
-                f"the question states {values[name]:g}",
+                f"derived parameter {name!r}: formula gives {computed:.6g}, the question states {values[name]:g}",
             )
     if derived:
         trail.append(Check("derived_values", True, ", ".join(sorted(derived))))
@@ -520,12 +516,12 @@ def verify_extraction(
                 options.numbers,
                 answer_scale=scale,
                 original_answer_value=output,
+                used=frozenset(used),
             )
     return fail(
         "not_verifiable",
         "reproduces_answer",
-        f"formula gives {output:.6g} but the correct option is {question.correct_text!r} "
-        f"(tolerance {rel_tol:.1%})",
+        f"formula gives {output:.6g} but the correct option is {question.correct_text!r} (tolerance {rel_tol:.1%})",
     )
 
 
@@ -686,9 +682,7 @@ def rebuild_choices(
     if order:
         distractors.sort(key=lambda role: new_numbers[role], reverse=order == "descending")
     free = [letter for letter in letters if letter != correct_letter]
-    choices = {correct_letter: texts[question.answer]} | dict(
-        zip(free, (texts[d] for d in distractors), strict=True)
-    )
+    choices = {correct_letter: texts[question.answer]} | dict(zip(free, (texts[d] for d in distractors), strict=True))
     return {letter: choices[letter] for letter in letters}, correct_letter
 
 
@@ -744,9 +738,7 @@ def _base_record(question: Question, level: int, extraction: FormulaExtraction |
     return record
 
 
-def _finish(
-    record: PerturbationRecord, status: Status, reason: str, check: str | None = None
-) -> PerturbationRecord:
+def _finish(record: PerturbationRecord, status: Status, reason: str, check: str | None = None) -> PerturbationRecord:
     record.status = status
     record.reason = reason
     if check:
@@ -763,7 +755,7 @@ def plan_perturbation(
     record.trail.extend(verification.trail)
     record.original_answer_value = verification.original_answer_value
     infos = verification.parameters
-    candidates = [name for name, info in infos.items() if changeable(info, infos)]
+    candidates = [name for name, info in infos.items() if name in verification.used and changeable(info, infos)]
     if level == 3:
         return _plan_unknown(question, verification, record, rng, candidates)
     if len(candidates) < level:
@@ -811,9 +803,7 @@ def plan_perturbation(
             "not already in the question",
             "answer_moved",
         )
-    record.trail.append(
-        Check("answer_moved", True, f"{original_answer:.6g} -> {answer:.6g} (needed {needed:.1%})")
-    )
+    record.trail.append(Check("answer_moved", True, f"{original_answer:.6g} -> {answer:.6g} (needed {needed:.1%})"))
     record.changed = names
     record.new_values = values
     record.new_answer_value = answer
@@ -825,9 +815,7 @@ def plan_perturbation(
         return _finish(record, "rejected", str(error), "choices_rebuilt")
     record.trail.append(Check("choices_rebuilt", True, f"correct option {record.correct_letter}"))
     if numeric_key(record.choices, record.correct_letter) is None:
-        return _finish(
-            record, "rejected", f"rebuilt choices cannot be graded by number: {record.choices}", "gradeable"
-        )
+        return _finish(record, "rejected", f"rebuilt choices cannot be graded by number: {record.choices}", "gradeable")
     kept = [
         info.spec.span
         for name, info in infos.items()
@@ -870,9 +858,7 @@ def _plan_unknown(
     infos = verification.parameters
     targets = [name for name in candidates if infos[name].spec.kind in ("rate", "amount")]
     if not targets:
-        return _finish(
-            record, "not_perturbable", "no rate or amount to ask for instead", "changeable_parameters"
-        )
+        return _finish(record, "not_perturbable", "no rate or amount to ask for instead", "changeable_parameters")
     record.trail.append(Check("changeable_parameters", True, ", ".join(targets)))
     unknown = targets[int(rng.integers(len(targets)))]
     info = infos[unknown]
@@ -899,15 +885,12 @@ def _plan_unknown(
     try:
         from_stated = solve_for(evaluate, values, unknown, stated_answer, upper)
     except FormulaError as error:
-        return _finish(
-            record, "not_verifiable", f"cannot solve from the stated answer: {error}", "stated_answer"
-        )
+        return _finish(record, "not_verifiable", f"cannot solve from the stated answer: {error}", "stated_answer")
     if _relative_gap(from_stated, values[unknown]) > 0.005:
         return _finish(
             record,
             "not_verifiable",
-            f"the rounded answer {correct.core} implies {unknown} = {from_stated:.6g}, "
-            f"not {values[unknown]:g}",
+            f"the rounded answer {correct.core} implies {unknown} = {from_stated:.6g}, not {values[unknown]:g}",
             "stated_answer",
         )
     record.trail.append(Check("stated_answer", True, f"{correct.core} implies {unknown} = {from_stated:.6g}"))
@@ -924,16 +907,11 @@ def _plan_unknown(
         return _finish(record, "rejected", str(error), "choices_rebuilt")
     record.trail.append(Check("choices_rebuilt", True, f"correct option {record.correct_letter}"))
     if numeric_key(record.choices, record.correct_letter) is None:
-        return _finish(
-            record, "rejected", f"rebuilt choices cannot be graded by number: {record.choices}", "gradeable"
-        )
+        return _finish(record, "rejected", f"rebuilt choices cannot be graded by number: {record.choices}", "gradeable")
     kept = [
         other.spec.span
         for name, other in infos.items()
-        if name != unknown
-        and other.text is not None
-        and other.occurrences
-        and other.spec.span != info.spec.span
+        if name != unknown and other.text is not None and other.occurrences and other.spec.span != info.spec.span
     ]
     answer_text = correct.core
     prompt = REWRITE_UNKNOWN_USER.format(
@@ -974,9 +952,7 @@ def check_rewrite(plan: Plan, text: str) -> list[Check]:
         checks.append(Check("new_values_present", not missing, f"missing {missing[0]!r}" if missing else ""))
         remaining = [s for s in plan.old_spans if count_span(text, s)]
         checks.append(
-            Check(
-                "old_values_removed", not remaining, f"still contains {remaining[0]!r}" if remaining else ""
-            )
+            Check("old_values_removed", not remaining, f"still contains {remaining[0]!r}" if remaining else "")
         )
     lost = [s for s in plan.kept_spans if not count_span(text, s)]
     checks.append(Check("other_values_kept", not lost, f"lost {lost[0]!r}" if lost else ""))
@@ -1042,9 +1018,7 @@ def _parse_reply(reply: Completion | BaseModel | None, schema: type[BaseModel]) 
 
 
 def extraction_messages(question: Question) -> list[dict[str, str]]:
-    user = EXTRACTION_USER.format(
-        mcq=question.mcq_text(), answer=question.answer, correct_text=question.correct_text
-    )
+    user = EXTRACTION_USER.format(mcq=question.mcq_text(), answer=question.answer, correct_text=question.correct_text)
     return [{"role": "system", "content": EXTRACTION_SYSTEM}, {"role": "user", "content": user}]
 
 

@@ -89,9 +89,7 @@ class PairedOutcomes:
 def _as_bools(values: Sequence, name: str) -> np.ndarray:
     array = np.asarray(list(values), dtype=object)
     bad = [
-        v
-        for v in array
-        if not (isinstance(v, bool | np.bool_) or (isinstance(v, int | np.integer) and v in (0, 1)))
+        v for v in array if not (isinstance(v, bool | np.bool_) or (isinstance(v, int | np.integer) and v in (0, 1)))
     ]
     if bad:
         raise ValueError(f"{name} must hold booleans (or 0/1); found {bad[0]!r}")
@@ -103,9 +101,7 @@ def paired_outcomes(with_options: Sequence[bool], without_options: Sequence[bool
     x = _as_bools(with_options, "with_options")
     y = _as_bools(without_options, "without_options")
     if len(x) != len(y):
-        raise ValueError(
-            f"with_options has {len(x)} outcomes but without_options has {len(y)}: they must be paired"
-        )
+        raise ValueError(f"with_options has {len(x)} outcomes but without_options has {len(y)}: they must be paired")
     a, b = int(np.sum(x & y)), int(np.sum(x & ~y))
     c, d = int(np.sum(~x & y)), int(np.sum(~x & ~y))
     table = pd.DataFrame(
@@ -149,9 +145,7 @@ def paired_bootstrap_diff(
         raise ValueError(f"n_resamples={n_resamples!r} must be a positive integer")
     xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if xs.ndim != 1 or xs.shape != ys.shape:
-        raise ValueError(
-            f"x and y must be paired 1-D sequences of equal length; got {xs.shape} and {ys.shape}"
-        )
+        raise ValueError(f"x and y must be paired 1-D sequences of equal length; got {xs.shape} and {ys.shape}")
     if len(xs) < 2:
         raise ValueError(f"x and y need at least 2 pairs for a bootstrap; got {len(xs)}")
     diffs = xs - ys
@@ -179,9 +173,7 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     """
     labels_a, labels_b = list(a), list(b)
     if len(labels_a) != len(labels_b):
-        raise ValueError(
-            f"a has {len(labels_a)} labels but b has {len(labels_b)}: they must rate the same items"
-        )
+        raise ValueError(f"a has {len(labels_a)} labels but b has {len(labels_b)}: they must rate the same items")
     if not labels_a:
         raise ValueError("a and b are empty: nothing to compare")
     categories = sorted(set(labels_a) | set(labels_b), key=repr)

@@ -19,7 +19,9 @@ def cell(kind: str, source: str, tags: list[str] | None = None) -> dict:
     return base
 
 
-def notebook(cells: list[dict]) -> dict:
+def notebook(name: str, cells: list[dict]) -> dict:
+    for number, entry in enumerate(cells):
+        entry["id"] = f"{name[:2]}-{number:02d}"  # stable ids: regenerating leaves no diff
     return {
         "cells": cells,
         "metadata": {
@@ -175,5 +177,5 @@ if __name__ == "__main__":
     notebooks = {"01_option_bias": OPTION_BIAS, "02_three_tier": THREE_TIER, "03_counterfactual": COUNTERFACTUAL}
     for name, cells in notebooks.items():
         path = NOTEBOOKS / f"{name}.ipynb"
-        path.write_text(json.dumps(notebook(cells), indent=1, ensure_ascii=False) + "\n")
+        path.write_text(json.dumps(notebook(name, cells), indent=1, ensure_ascii=False) + "\n")
         print(f"wrote {path}")

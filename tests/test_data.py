@@ -37,9 +37,7 @@ def test_every_row_of_both_files_parses(easy, challenge):
             assert all(text and text == text.strip() for text in q.choices.values()), q.id
             assert "CHOICES" not in q.stem and "Answer Choices" not in q.stem, q.id
             assert not q.stem.startswith(("Q:", "Read the questions", "Carefully read")), q.id
-            assert not any(
-                t.startswith(("B:", "C:")) or ",B:" in t or ", C:" in t for t in q.choices.values()
-            )
+            assert not any(t.startswith(("B:", "C:")) or ",B:" in t or ", C:" in t for t in q.choices.values())
 
 
 def test_answer_letters_match_the_source_file(easy):
@@ -77,8 +75,7 @@ def test_easy_9_the_worked_example(easy):
         "interest rate closest to:"
     )
     assert q.mcq_text() == (
-        q.stem
-        + "\n\nA: 7.5% compounded continuously.\nB: 7.7% compounded daily.\nC: 8.0% compounded semiannually."
+        q.stem + "\n\nA: 7.5% compounded continuously.\nB: 7.7% compounded daily.\nC: 8.0% compounded semiannually."
     )
 
 
@@ -123,10 +120,7 @@ def test_challenge_0_field_by_field(challenge):
 
 def test_challenge_choices_with_commas_and_semicolons(challenge):
     assert challenge[5].choices == {"A": "-0.05%.", "B": "0.25%.", "C": "0.65%."}
-    assert (
-        challenge[1].choices["B"]
-        == "Yes, he violates the standard related to preservation of confidentiality"
-    )
+    assert challenge[1].choices["B"] == "Yes, he violates the standard related to preservation of confidentiality"
     assert challenge[21].choices == {"A": "1.95%", "B": "2.45%", "C": "2.95%"}
     assert challenge[30].choices["A"] == "Nick Johnson: Portfolio A; Hamidah Johnson: Portfolio B"
     assert challenge[84].choices == {"A": "Portfolio A.", "B": "Portfolio B.", "C": "Portfolio C."}
@@ -173,6 +167,10 @@ GOOD_EASY = {"text": "Q:What is 1+1?,CHOICES: A: 1.,B: 2.,C: 3.", "answer": "B"}
         ({"text": "Q:What is 1+1?,CHOICES: A: 1.,B: 2.,C: 3.", "answer": "D"}, "answer 'D' is not among"),
         ({"text": "Q:,CHOICES: A: 1.,B: 2.,C: 3.", "answer": "A"}, "empty question stem"),
         ({"query": "", "answer": "A"}, "field 'query' is missing or empty"),
+        (
+            {"text": "Q:What is 1+1?,CHOICES: A: 1.,B: 2 or 3.", "answer": "B", "choices": ["A", "B", "C"]},
+            "found choices A, B but the row declares A, B, C",
+        ),
     ],
 )
 def test_malformed_easy_rows_name_dataset_row_and_problem(tmp_path, monkeypatch, row, problem):

@@ -104,8 +104,7 @@ CHOICE_CASES = [
         "C",
     ),
     (
-        "ANSWER: B\n\nWait, I mixed up the premiums. Re-checking: inflation is the relevant premium."
-        "\n\nANSWER: C",
+        "ANSWER: B\n\nWait, I mixed up the premiums. Re-checking: inflation is the relevant premium.\n\nANSWER: C",
         "C",
     ),
     ("So the answer is C, not B.", "C"),

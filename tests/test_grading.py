@@ -131,6 +131,7 @@ def test_equidistant_distractor_does_not_overrule_gold():
 def test_missing_extraction_and_non_numeric_distractors():
     grade = grade_number(None, Number(100, "$"), [None, Number(90, "$")])
     assert not grade.match and math.isinf(grade.rel_error) and "no number" in grade.reason
+    assert grade.to_dict()["rel_error"] is None
     grade = grade_number(Number(100, "$"), Number(100, "$"), [None, None])
     assert grade.match and grade.closest_distractor_rel_error is None
 

@@ -14,6 +14,7 @@ from cfa_lib.models.types import Completion
 from cfa_lib.perturb import (
     ExtractedParameter,
     FormulaExtraction,
+    PerturbationRecord,
     Plan,
     QuestionRewrite,
     apply_rewrite,
@@ -74,8 +75,7 @@ EASY_0 = Question(
     id="easy_0",
     dataset="easy",
     index=0,
-    stem="The nominal risk-free rate is best described as the sum of the real risk-free rate and a "
-    "premium for:",
+    stem="The nominal risk-free rate is best described as the sum of the real risk-free rate and a premium for:",
     choices={"A": "maturity.", "B": "liquidity.", "C": "expected inflation."},
     answer="C",
 )
@@ -102,9 +102,7 @@ def P(name, value, kind, span, description="", derived_from=""):  # noqa: N802 -
 
 
 def not_computable(reason: str) -> FormulaExtraction:
-    return FormulaExtraction(
-        computable=False, reason=reason, parameters=[], asked_quantity="", unit="", formula=""
-    )
+    return FormulaExtraction(computable=False, reason=reason, parameters=[], asked_quantity="", unit="", formula="")
 
 
 GROWTH = FormulaExtraction(
@@ -421,9 +419,7 @@ def test_level3_round_trip_asks_for_an_input():
     assert checks["round_trip"] and checks["stated_answer"]
     original = {"pv": 75_000, "r": 0.07}[unknown]
     assert record.new_answer_value == original
-    solved = solve_for(
-        lambda v: evaluate_formula(GROWTH.formula, v), dict(record.original_values), unknown, 113_733.0
-    )
+    solved = solve_for(lambda v: evaluate_formula(GROWTH.formula, v), dict(record.original_values), unknown, 113_733.0)
     assert solved == pytest.approx(original, rel=1e-4)
     assert plan.level3_answer_text == "$113,733"
     correct = record.choices[record.correct_letter]
@@ -484,9 +480,7 @@ class ScriptedGenerator:
             elif isinstance(reply, str):  # raw text from a model that ignored the schema
                 out.append(Completion(text=reply, model="scripted"))
             else:
-                out.append(
-                    Completion(text=reply.model_dump_json(), model="scripted", parsed=reply.model_dump())
-                )
+                out.append(Completion(text=reply.model_dump_json(), model="scripted", parsed=reply.model_dump()))
         return out
 
 
@@ -569,6 +563,33 @@ def test_tiny_local_generator_never_crashes_the_pipeline(tmp_path):
         assert record.status in {"valid", "not_verifiable", "rejected", "not_perturbable"}
         assert record.valid or record.reason
         if record.valid and record.level == 1:  # the answer comes from the verified formula, not the model
-            assert record.new_answer_value == pytest.approx(
-                evaluate_formula(record.formula, record.new_values)
-            )
+            assert record.new_answer_value == pytest.approx(evaluate_formula(record.formula, record.new_values))
+
+
+def test_formula_that_ignores_the_question_numbers_is_not_verifiable():
+    constant = GROWTH.model_copy(update={"formula": "113733"})
+    assert verify_extraction(EASY_3, constant).reason == "the formula uses no number written in the question"
+    # the answer itself, lifted from the correct option, is not an input
+    params = [*RATE_FROM_GROWTH.parameters, P("answer", 0.08, "rate", "8.0%")]
+    lifted = RATE_FROM_GROWTH.model_copy(update={"parameters": params, "formula": "answer"})
+    assert verify_extraction(EASY_9, lifted).reason == "span '8.0%' of parameter 'answer' is not in the question"
+
+
+def test_level2_needs_two_changeable_inputs():
+    params = list(RATE_FROM_GROWTH.parameters)
+    params[0] = P("pv", 500_000, "other", "€500,000")  # declared a fixed convention
+    extraction = RATE_FROM_GROWTH.model_copy(update={"parameters": params})
+    (record,) = perturb_question(EASY_9, extraction, levels=(2,))
+    assert record.status == "not_perturbable"
+    assert record.reason == "level 2 needs 2 changeable parameters; changeable: fv"
+
+
+def test_records_round_trip_through_dicts():
+    plan = _plan(EASY_3, GROWTH, 1)
+    record = apply_rewrite(plan, EASY_3, None)
+    assert record.status == "valid" and record.rewrite_path == "substitution"
+    again = PerturbationRecord.from_dict(json.loads(json.dumps(record.to_dict())))
+    assert again == record
+    question = again.as_question()
+    assert question.id == "easy_3_L1" and question.answer == record.correct_letter
+    assert question.correct_text == record.choices[record.correct_letter]

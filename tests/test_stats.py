@@ -40,9 +40,7 @@ def test_mcnemar_matches_the_reference_run_summary():
         pytest.skip(f"{path} is not available")
     run = json.loads(path.read_text(encoding="utf-8"))
     rows = run["results"]
-    outcomes = paired_outcomes(
-        [r["correct_with_options"] for r in rows], [r["correct_without_options"] for r in rows]
-    )
+    outcomes = paired_outcomes([r["correct_with_options"] for r in rows], [r["correct_without_options"] for r in rows])
     published = run["summary"]["mcnemar_test"]
     result = outcomes.mcnemar()
     assert (outcomes.b, outcomes.c, outcomes.n) == (published["b"], published["c"], 1032)

@@ -265,4 +265,6 @@ def biased_questions(data: dict[str, Any], excerpt: int = 400) -> pd.DataFrame:
         for r in data["results"]
         if r.get("option_biased")
     ]
-    return pd.DataFrame(rows)
+    columns = ["question", "correct", "with options", "without options (extracted)", "verdict",
+               "response without options"]
+    return pd.DataFrame(rows, columns=columns)
