@@ -86,9 +86,9 @@ def main() -> None:
             rate = len(requests) / elapsed
             ideal = concurrency / args.delay
             cached = sum(c.cached for c in results)
+            versus = f"{rate / ideal:6.1%} of ideal {ideal:.0f} req/s" if not cached else "served from cache"
             print(
-                f"{label:<26} {len(requests):>5} req in {elapsed:7.2f} s = {rate:8.1f} req/s"
-                f"  ({rate / ideal:6.1%} of ideal {ideal:.0f} req/s; {cached} cached)",
+                f"{label:<26} {len(requests):>5} req in {elapsed:7.2f} s = {rate:8.1f} req/s  ({versus})",
                 flush=True,
             )
             return elapsed

@@ -54,11 +54,13 @@ def check_concurrency(max_concurrency: Any) -> int:
 
 
 def check_levels(levels: Any) -> list[int]:
-    accepted = "a non-empty list drawn from [1, 2, 3]"
+    accepted = "a non-empty list drawn from [1, 2, 3], such as [1] or [1, 2, 3]"
+    if isinstance(levels, int) and not isinstance(levels, bool) and levels in PERTURBATION_LEVELS:
+        return [levels]  # `papermill -p perturbation_levels 2` passes a bare integer
     if not isinstance(levels, list | tuple) or not levels:
         raise _fail("perturbation_levels", levels, accepted)
     for level in levels:
-        if level not in PERTURBATION_LEVELS or isinstance(level, bool):
+        if isinstance(level, bool) or not isinstance(level, int) or level not in PERTURBATION_LEVELS:
             raise _fail("perturbation_levels", levels, accepted)
     return sorted(set(levels))
 
@@ -77,12 +79,19 @@ def check_model(name: Any, parameter: str = "model") -> str:
 
 
 def check_results_path(results_path: Any, experiment: str) -> Path | None:
+    """A results file of `experiment` that reads back cleanly, or None to run the experiment."""
     from cfa_lib.results import ResultsFileError, load_results
 
     if results_path is None:
         return None
+    accepted = f"None (run the experiment) or the path of a results.json of experiment {experiment!r}"
+    if not isinstance(results_path, str | Path) or not str(results_path).strip():
+        raise _fail("results_path", results_path, accepted)
     try:
         load_results(results_path, experiment)
     except ResultsFileError as exc:
-        raise ParameterError(f"Parameter results_path={results_path!r} is not valid: {exc}") from exc
+        raise ParameterError(
+            f"Parameter results_path={str(results_path)!r} is not valid ({str(exc).rstrip('.')}): "
+            f"accepted values are {accepted}."
+        ) from exc
     return Path(results_path)

@@ -604,7 +604,10 @@ def solve_for(
         if f_high == 0:
             return high
         if f_low * f_high < 0:
-            return float(brentq(gap, low, high, xtol=1e-14, rtol=1e-13, maxiter=200))
+            try:
+                return float(brentq(gap, low, high, xtol=1e-14, rtol=1e-13, maxiter=200))
+            except (ValueError, RuntimeError) as error:  # no convergence
+                raise FormulaError(f"solving for {unknown!r} failed: {error}") from None
     raise FormulaError(f"no sign change of the formula around {unknown} = {current:g}")
 
 
@@ -1045,12 +1048,15 @@ def perturb_question(
         if parsed is None:
             results.append(_finish(record, "not_verifiable", problem, "extraction_reply"))
             continue
-        verification = verify_extraction(question, parsed, rel_tol)
-        if not verification.ok:
-            record.trail.extend(verification.trail)
-            results.append(_finish(record, verification.status, verification.reason))  # type: ignore[arg-type]
-            continue
-        results.append(plan_perturbation(question, verification, level, seed, record))
+        try:  # arithmetic on model-supplied values must end in a record, never in a crash
+            verification = verify_extraction(question, parsed, rel_tol)
+            if not verification.ok:
+                record.trail.extend(verification.trail)
+                results.append(_finish(record, verification.status, verification.reason))  # type: ignore[arg-type]
+                continue
+            results.append(plan_perturbation(question, verification, level, seed, record))
+        except (FormulaError, ArithmeticError, ValueError) as error:
+            results.append(_finish(record, "not_verifiable", f"{type(error).__name__}: {error}", "arithmetic"))
     return results
 
 

@@ -72,8 +72,13 @@ def load_results(path: str | Path, experiment: str | None = None) -> dict[str, A
         raise ResultsFileError(f"{path} is not valid JSON (corrupt or truncated?): {exc}") from exc
     if not isinstance(data, dict) or not {"metadata", "summary", "results"} <= data.keys():
         raise ResultsFileError(f"{path} is not a results file: it needs 'metadata', 'summary' and 'results'.")
+    if not isinstance(data["metadata"], dict):
+        raise ResultsFileError(f"{path}: 'metadata' must be an object.")
     if not isinstance(data["results"], list):
         raise ResultsFileError(f"{path}: 'results' must be a list of rows.")
+    for i, row in enumerate(data["results"]):
+        if not isinstance(row, dict):
+            raise ResultsFileError(f"{path}: results row {i} is not an object: {str(row)[:80]!r}.")
     if experiment is not None:
         found = data["metadata"].get("experiment")
         if found not in EXPERIMENT_ALIASES[experiment]:
@@ -81,6 +86,14 @@ def load_results(path: str | Path, experiment: str | None = None) -> dict[str, A
                 f"{path} holds experiment {found!r}, not {experiment!r}: pass a results file of that experiment."
             )
     return data
+
+
+def check_rows(data: dict[str, Any], path: str | Path, required: set[str]) -> None:
+    """Every row carries the fields the summary is recomputed from, else the file is rejected by name."""
+    for i, row in enumerate(data["results"]):
+        missing = required - row.keys()
+        if missing:
+            raise ResultsFileError(f"{path}: results row {i} lacks {sorted(missing)} (corrupt or foreign file?).")
 
 
 def is_reference(data: dict[str, Any]) -> bool:

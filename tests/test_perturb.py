@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cfa_lib.data import Question
 from cfa_lib.formula import evaluate_formula
@@ -593,3 +596,65 @@ def test_records_round_trip_through_dicts():
     question = again.as_question()
     assert question.id == "easy_3_L1" and question.answer == record.correct_letter
     assert question.correct_text == record.choices[record.correct_letter]
+
+
+# --- property-based: arbitrary generator replies never crash the pipeline -----------------------
+
+SPANS = ["$75,000", "7%", "quarterly", "six years", "75,000", "7", "", "17%", "$1", "0%", "$75,000 invested"]
+PARAMETERS = st.builds(
+    ExtractedParameter,
+    name=st.sampled_from(["pv", "r", "m", "t", "x", "pv", "r", "m", "t", "_a", "exp"]),
+    value=st.one_of(st.sampled_from([75_000.0, 0.07, 7.0, 4.0, 6.0, 0.0, -1.0]), st.floats(allow_nan=False, width=32)),
+    kind=st.sampled_from(["rate", "count", "amount", "other"]),
+    span=st.sampled_from(SPANS),
+    description=st.just(""),
+    derived_from=st.sampled_from(["", "", "pv * 2", "r ** -t", "1/0", "nope("]),
+)
+FORMULAS = st.sampled_from(
+    [
+        "pv * (1 + r/m) ** (m*t)",
+        "pv * (1 + r) ** t",
+        "pv / (r - 0.07)",
+        "log(r) * pv",
+        "x",
+        "pv ** 1000",
+        "r * 1e300 * 1e300",
+        "().__class__",
+        "",
+        "113733",
+        "max(pv, r) * 0",
+    ]
+)
+
+
+PARAMETER_LISTS = {
+    "random": st.lists(PARAMETERS, max_size=5, unique_by=lambda p: p.name),
+    # the right inputs with one of them altered: reaches drawing, solving and rebuilding
+    "altered": st.tuples(st.integers(0, 3), PARAMETERS).map(
+        lambda t: [t[1] if i == t[0] else p for i, p in enumerate(GROWTH.parameters)]
+    ),
+    "right": st.just(GROWTH.parameters),
+}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.builds(
+        FormulaExtraction,
+        computable=st.sampled_from([True, True, True, False]),
+        reason=st.just(""),
+        parameters=st.sampled_from(["right", "altered", "random"]).flatmap(lambda kind: PARAMETER_LISTS[kind]),
+        asked_quantity=st.just(""),
+        unit=st.just(""),
+        formula=st.sampled_from([True, False]).flatmap(lambda right: st.just(GROWTH.formula) if right else FORMULAS),
+    ),
+    st.integers(0, 3),
+)
+def test_arbitrary_extractions_end_in_a_record_or_a_plan(extraction, seed):
+    for item in perturb_question(EASY_3, extraction, levels=(1, 2, 3), seed=seed):
+        record = item.record if isinstance(item, Plan) else item
+        if isinstance(item, Plan):
+            assert record.new_answer_value is not None and math.isfinite(record.new_answer_value)
+            assert record.correct_letter in EASY_3.choices
+        else:
+            assert record.status in {"not_perturbable", "not_verifiable", "rejected"} and record.reason

@@ -1,0 +1,143 @@
+"""The paper's tables: built from the original study's runs they reproduce those runs' own summaries,
+our runs are told apart from imported ones, and model text stays text."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from cfa_lib import paper
+from cfa_lib.results import REFERENCE_DIR, ResultsFileError
+
+
+def file_summary(name: str) -> dict:
+    return json.loads((REFERENCE_DIR / name).read_text(encoding="utf-8"))["summary"]
+
+
+@pytest.fixture(scope="module")
+def reference_option_bias(tmp_path_factory):
+    return paper.collect_runs("option_bias", tmp_path_factory.mktemp("no_results"), include_reference=True)
+
+
+def test_reference_runs_are_labelled_as_imported(reference_option_bias):
+    assert [r.label for r in reference_option_bias] == ["gpt-4o-mini (reference)", "gpt-5-mini (reference)"]
+    assert {r.source for r in reference_option_bias} == {
+        "imported from the original study (taiwanfifi/CFA_essay)"}
+
+
+def test_p1_option_bias_table_reproduces_the_reference_runs_own_summaries(reference_option_bias):
+    table = paper.option_bias_table(paper.summaries(reference_option_bias), numeric=True)
+    for label, name in (("gpt-4o-mini (reference)", "A5_option_bias_gpt-4o-mini.json"),
+                        ("gpt-5-mini (reference)", "A5_option_bias_gpt-5-mini.json")):
+        own, column = file_summary(name), table[label]
+        assert column["accuracy with options"] == pytest.approx(own["accuracy_with_options"], abs=5e-5)
+        assert column["accuracy without options"] == pytest.approx(own["accuracy_without_options"], abs=5e-5)
+        assert column["option bias (pp)"] == pytest.approx(own["option_bias"], abs=1e-4)
+        assert column["biased questions"][0] == own["n_biased_questions"]
+        assert column["McNemar b (right only with options)"] == own["mcnemar_test"]["b"]
+        assert column["McNemar c (right only without)"] == own["mcnemar_test"]["c"]
+        assert column["McNemar chi2 (continuity-corrected)"] == pytest.approx(own["mcnemar_test"]["chi2"], abs=1e-4)
+        assert column["McNemar p"] == pytest.approx(own["mcnemar_test"]["p_value"], abs=5e-4)
+
+
+def test_p1_option_bias_table_prints_the_papers_numbers(reference_option_bias):
+    table = paper.option_bias_table(paper.summaries(reference_option_bias))
+    mini = table["gpt-4o-mini (reference)"]
+    assert (mini["accuracy with options"], mini["accuracy without options"]) == ("82.6%", "80.6%")
+    assert mini["option bias (pp)"] == "+1.9"
+    assert mini["biased questions"] == "147 (14.2%)"
+    assert (mini["McNemar b (right only with options)"], mini["McNemar c (right only without)"]) == ("147", "127")
+    assert (mini["McNemar chi2 (continuity-corrected)"], mini["McNemar p"]) == ("1.318", "0.251")
+    five = table["gpt-5-mini (reference)"]
+    assert (five["accuracy with options"], five["accuracy without options"], five["McNemar p"]) == (
+        "92.8%", "86.3%", "< 0.001")
+
+
+def test_p1_three_tier_table_reproduces_the_reference_levels(tmp_path):
+    runs = paper.collect_runs("three_tier", tmp_path, include_reference=True)
+    table = paper.three_tier_table(paper.summaries(runs))
+    mini = table["gpt-4o-mini (reference)"]
+    assert (mini["Level A exact"], mini["Level B directional"], mini["Level C incorrect"]) == (
+        "253 (24.5%)", "222 (21.5%)", "557 (54.0%)")
+    assert (mini["strict accuracy (A)"], mini["lenient accuracy (A + B)"]) == ("24.5%", "46.0%")
+    assert table["gpt-5-mini (reference)"]["lenient accuracy (A + B)"] == "64.1%"
+    numeric = paper.three_tier_table(paper.summaries(runs), numeric=True)
+    own = file_summary("A1_open_ended_gpt-5-mini.json")
+    assert numeric["gpt-5-mini (reference)"]["strict accuracy (A)"] == pytest.approx(own["strict_accuracy"],
+                                                                                      abs=5e-5)
+
+
+def test_error_category_table_gives_counts_and_shares_of_level_c(tmp_path):
+    runs = paper.collect_runs("three_tier", tmp_path, include_reference=True)
+    table = paper.error_category_table(paper.summaries(runs))
+    assert table.loc["Conceptual error", "gpt-4o-mini (reference)"] == "383 (68.8%)"
+    assert table.loc["Formula error", "gpt-5-mini (reference)"] == "0"
+    assert table.index[-1] == "Unknown"
+
+
+def test_counterfactual_table_has_one_block_per_level_from_plain_summaries():
+    summary = {"accuracy_original": 0.5, "accuracy_original_ci": [0.22, 0.78], "robust_accuracy": 0.25,
+               "memorization_suspect": 0.25,
+               "perturbation_levels": {"1": {"n_valid": 6, "accuracy": 1 / 6, "accuracy_original_on_valid": 0.5,
+                                             "memorization_gap": 1 / 3}}}
+    table = paper.counterfactual_table({"local": summary})
+    assert table.loc["level 1 (one number changed): memorization gap (pp)", "local"] == "+33.3"
+    assert table.loc["level 1 (one number changed): perturbed accuracy", "local"] == "16.7%"
+    assert table.loc["robust accuracy", "local"] == "25.0%"
+
+
+def our_run(results_dir, model: str, dataset: str, stamp: str, rows: int = 40) -> None:
+    """One of our results files, made from the reference rows so its numbers are known."""
+    data = json.loads((REFERENCE_DIR / "A5_option_bias_gpt-4o-mini.json").read_text(encoding="utf-8"))
+    data["metadata"].update(experiment="option_bias", model=model, dataset=dataset, timestamp=stamp)
+    data["results"] = data["results"][:rows]
+    path = results_dir / "option_bias" / f"{stamp}_{model}_{dataset}" / "results.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_our_latest_runs_come_first_and_are_labelled_by_dataset_when_datasets_differ(tmp_path):
+    our_run(tmp_path, "local", "easy", "20260101T000000Z", rows=20)
+    our_run(tmp_path, "local", "easy", "20260102T000000Z", rows=40)  # the newer run of the same pair wins
+    our_run(tmp_path, "local", "challenge", "20260101T000000Z", rows=10)
+    runs = paper.collect_runs("option_bias", tmp_path, include_reference=True)
+    labels = [r.label for r in runs]
+    assert labels == ["local · challenge", "local · easy", "gpt-4o-mini · easy (reference)",
+                      "gpt-5-mini · easy (reference)"]
+    assert runs[1].source == "this toolkit" and runs[1].summary["n_paired"] == 40
+
+
+def test_tables_are_written_as_csv_with_raw_values(tmp_path, reference_option_bias):
+    shown = paper.table("table_p1_option_bias", {"option_bias": reference_option_bias}, tmp_path / "tables")
+    assert shown.loc["accuracy with options", "gpt-4o-mini (reference)"] == "82.6%"
+    csv = pd.read_csv(tmp_path / "tables" / "table_p1_option_bias.csv", index_col=0)
+    assert float(csv.loc["McNemar b (right only with options)", "gpt-4o-mini (reference)"]) == 147
+    assert float(csv.loc["accuracy with options", "gpt-4o-mini (reference)"]) == pytest.approx(852 / 1032)
+
+
+def test_model_text_is_escaped_when_an_example_table_is_rendered(tmp_path):
+    our_run(tmp_path, "local", "easy", "20260101T000000Z")
+    path = next(tmp_path.glob("option_bias/*/results.json"))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    biased = next(r for r in data["results"] if r["option_biased"])
+    biased["answer_without"] = "<script>alert('x')</script> 8.15%"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    runs = paper.collect_runs("option_bias", tmp_path, include_reference=False)
+    html = paper.biased_examples(runs)._repr_html_()
+    assert "&lt;script&gt;alert(" in html
+    assert "<script>" not in html
+
+
+def test_no_runs_at_all_fails_early_naming_the_folder(tmp_path):
+    with pytest.raises(FileNotFoundError, match=str(tmp_path)):
+        paper.collect_all(tmp_path, include_reference=False)
+
+
+def test_a_file_of_another_experiment_is_refused_with_its_path(tmp_path):
+    wrong = tmp_path / "wrong.json"
+    shutil.copy(REFERENCE_DIR / "A1_open_ended_gpt-4o-mini.json", wrong)
+    with pytest.raises(ResultsFileError, match="wrong.json"):
+        paper.load_run("option_bias", wrong)

@@ -1,0 +1,150 @@
+"""The paper's figures: the right bars and groups for two models, the numbers printed on them, and files a
+journal accepts (PNG and PDF)."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.container import BarContainer  # noqa: E402
+from PIL import Image  # noqa: E402
+
+from cfa_lib import plots  # noqa: E402
+
+# The two reference runs' recomputed summaries (rounded), typed in so the figures are tested alone.
+OPTION_BIAS = {
+    "gpt-4o-mini (reference)": {
+        "n_paired": 1032, "accuracy_with_options": 0.8256, "accuracy_without_options": 0.8062,
+        "accuracy_with_options_ci": [0.8012, 0.8475], "accuracy_without_options_ci": [0.7809, 0.8292],
+        "option_bias": 0.0194, "option_bias_ci": [-0.0126, 0.0514],
+        "mcnemar_test": {"b": 147, "c": 127, "chi2": 1.3175, "p_value": 0.2510, "significant": False},
+    },
+    "gpt-5-mini (reference)": {
+        "n_paired": 1032, "accuracy_with_options": 0.9283, "accuracy_without_options": 0.8634,
+        "accuracy_with_options_ci": [0.9109, 0.9425], "accuracy_without_options_ci": [0.8411, 0.8830],
+        "option_bias": 0.0649, "option_bias_ci": [0.0407, 0.0891],
+        "mcnemar_test": {"b": 117, "c": 50, "chi2": 26.0838, "p_value": 3.3e-07, "significant": True},
+    },
+}
+THREE_TIER = {
+    "gpt-4o-mini (reference)": {
+        "n_graded": 1032, "level_rates": {"exact": 0.2452, "directional": 0.2151, "incorrect": 0.5397},
+        "strict_accuracy": 0.2452, "strict_accuracy_ci": [0.2199, 0.2723],
+        "lenient_accuracy": 0.4603, "lenient_accuracy_ci": [0.4301, 0.4908],
+        "error_categories": {"conceptual_error": 383, "incomplete_reasoning": 60, "assumption_error": 59,
+                             "unknown": 35, "reading_error": 12, "arithmetic_error": 7, "formula_error": 1},
+    },
+    "local": {
+        "n_graded": 8, "level_rates": {"exact": 0.125, "directional": 0.0, "incorrect": 0.875},
+        "strict_accuracy": 0.125, "strict_accuracy_ci": [0.0224, 0.4709],
+        "lenient_accuracy": 0.125, "lenient_accuracy_ci": [0.0224, 0.4709],
+        "error_categories": {"conceptual_error": 5, "arithmetic_error": 2},
+    },
+}
+COUNTERFACTUAL = {
+    "local": {
+        "accuracy_original": 0.5,
+        "perturbation_levels": {
+            "1": {"n_valid": 6, "accuracy": 0.1667, "accuracy_ci": [0.03, 0.56], "accuracy_original_on_valid": 0.5,
+                  "memorization_gap": 0.3333},
+            "2": {"n_valid": 4, "accuracy": 0.25, "accuracy_ci": [0.05, 0.7], "accuracy_original_on_valid": 0.5,
+                  "memorization_gap": 0.25},
+        },
+    },
+    "gpt-4o-mini (reference)": {
+        "accuracy_original": 0.8236,
+        "perturbation_levels": {"1": {"n_valid": 702, "accuracy": 0.6382, "memorization_gap": 0.1855}},
+    },
+}
+
+
+def bars(fig) -> list:
+    ax = fig.axes[0]
+    return [bar for c in ax.containers if isinstance(c, BarContainer) for bar in c]
+
+
+def texts(fig) -> str:
+    return "\n".join(t.get_text() for t in fig.axes[0].texts)
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def test_option_bias_figure_has_two_bars_per_model_with_their_accuracies_and_mcnemar_p():
+    fig = plots.option_bias_figure(OPTION_BIAS)
+    heights = [round(b.get_height(), 2) for b in bars(fig)]
+    assert len(heights) == 4  # seaborn orders by hue: with options for both models, then without
+    assert heights == [82.56, 92.83, 80.62, 86.34]
+    ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert ticks == ["gpt-4o-mini (reference)\n(n = 1032)", "gpt-5-mini (reference)\n(n = 1032)"]
+    assert "bias +1.9 pp [-1.3, 5.1]\nMcNemar p = 0.251" in texts(fig)
+    assert "McNemar p < 0.001" in texts(fig)
+    assert fig.axes[0].get_ylabel() == "Accuracy (%)"
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend == ["with options", "without options"]
+
+
+def test_three_tier_figure_stacks_three_levels_per_model_ending_at_strict_and_lenient():
+    fig = plots.three_tier_figure(THREE_TIER)
+    found = bars(fig)
+    assert len(found) == 6
+    exact, directional = found[0], found[2]  # level by level: exact (two models), directional, incorrect
+    assert exact.get_width() == pytest.approx(24.52)
+    assert directional.get_x() + directional.get_width() == pytest.approx(46.03)  # lenient accuracy
+    assert "strict 24.5%\nlenient 46.0%" in texts(fig)
+    assert "strict 12.5%\nlenient 12.5%" in texts(fig)
+    assert len(fig.axes[0].get_yticklabels()) == 2
+
+
+def test_counterfactual_figure_pairs_original_and_perturbed_per_level_and_says_when_originals_differ():
+    fig = plots.counterfactual_figure(COUNTERFACTUAL)
+    assert len(bars(fig)) == 6  # local: levels 1 and 2, reference: level 1; two bars each
+    ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert ticks[0] == "local\nlevel 1: one number changed\n(n = 6)"
+    assert ticks[2] == "gpt-4o-mini (reference)\nlevel 1: one number changed\n(n = 702)"
+    assert "gap +18.6 pp" in texts(fig) and "gap +33.3 pp" in texts(fig)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend == ["original question (all questions)", "perturbed question"]
+
+
+def test_error_categories_figure_has_one_bar_per_category_and_model_as_shares_of_level_c():
+    fig = plots.error_categories_figure(THREE_TIER)
+    found = bars(fig)
+    assert len(found) == 7 * 2  # the union of categories, for both models
+    widths = sorted(b.get_width() for b in found)
+    assert widths[-2:] == pytest.approx([100 * 383 / 557, 100 * 5 / 7])  # conceptual errors of both models
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels[0] == "Conceptual error" and labels[-1] == "Unknown"  # uninformative bucket last
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend == ["gpt-4o-mini (reference), n = 557", "local, n = 7"]
+
+
+@pytest.mark.parametrize("draw, summaries", [
+    (plots.option_bias_figure, OPTION_BIAS), (plots.three_tier_figure, THREE_TIER),
+    (plots.counterfactual_figure, COUNTERFACTUAL), (plots.error_categories_figure, THREE_TIER),
+])
+def test_every_figure_is_saved_as_non_empty_png_and_pdf(tmp_path, draw, summaries):
+    pdf, png = plots.save_figure(draw(summaries), "figure", tmp_path / "figures")
+    assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 5000
+    with Image.open(png) as image:
+        assert image.format == "PNG"
+        assert image.size[0] >= 900 and image.size[1] >= 300  # 300 dpi: sharp in print
+
+
+def test_no_runs_is_a_clear_error_not_an_empty_figure():
+    with pytest.raises(ValueError, match="No option-bias runs"):
+        plots.option_bias_figure({})
+    with pytest.raises(ValueError, match="No perturbation levels"):
+        plots.counterfactual_figure({"local": {"accuracy_original": 0.5, "perturbation_levels": {}}})
+
+
+def test_p_values_print_as_a_paper_prints_them():
+    assert plots.format_p(0.0446) == "p = 0.0446"
+    assert plots.format_p(3.3e-07) == "p < 0.001"
+    assert plots.format_p(None) == "p = n/a"
