@@ -25,6 +25,13 @@ EXPERIMENT_ALIASES = {
     "counterfactual": {"counterfactual", "I1_counterfactual"},
 }
 
+# The fields every row needs for its experiment's summary to be recomputed (ours and the study's files).
+REQUIRED_ROW_FIELDS = {
+    "option_bias": {"question_id", "correct_with_options", "correct_without_options", "judge_verdict"},
+    "three_tier": {"level", "evaluation"},
+    "counterfactual": {"original", "perturbations"},
+}
+
 
 class ResultsFileError(ValueError):
     """A results file that is missing, corrupt, truncated or of another experiment."""
@@ -85,15 +92,11 @@ def load_results(path: str | Path, experiment: str | None = None) -> dict[str, A
             raise ResultsFileError(
                 f"{path} holds experiment {found!r}, not {experiment!r}: pass a results file of that experiment."
             )
+        for i, row in enumerate(data["results"]):
+            missing = REQUIRED_ROW_FIELDS[experiment] - row.keys()
+            if missing:
+                raise ResultsFileError(f"{path}: results row {i} lacks {sorted(missing)} (corrupt or edited file?).")
     return data
-
-
-def check_rows(data: dict[str, Any], path: str | Path, required: set[str]) -> None:
-    """Every row carries the fields the summary is recomputed from, else the file is rejected by name."""
-    for i, row in enumerate(data["results"]):
-        missing = required - row.keys()
-        if missing:
-            raise ResultsFileError(f"{path}: results row {i} lacks {sorted(missing)} (corrupt or foreign file?).")
 
 
 def is_reference(data: dict[str, Any]) -> bool:

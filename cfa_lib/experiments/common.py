@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from cfa_lib import __version__, params
-from cfa_lib.data import Question, load_dataset
+from cfa_lib.data import DATASET_FILES, DatasetError, Question, datasets_dir, load_dataset
 from cfa_lib.extract import Number
 from cfa_lib.models import Completion, get_client
 from cfa_lib.prompts import PROMPT_VERSION
@@ -52,7 +52,14 @@ class Settings:
         return self.judge_model or default_judge(self.model)
 
     def questions(self) -> list[Question]:
-        return load_dataset(self.dataset, limit=self.limit, sample_seed=self.sample_seed)
+        """The questions to ask; a malformed row fails naming the file as well as the row."""
+        try:
+            return load_dataset(self.dataset, limit=self.limit, sample_seed=self.sample_seed)
+        except DatasetError as exc:
+            file = datasets_dir() / DATASET_FILES[self.dataset]
+            if str(file) in str(exc):
+                raise
+            raise DatasetError(f"dataset file {file}: {exc}") from exc
 
 
 def default_judge(model: str) -> str:
@@ -121,6 +128,9 @@ def run_or_load(experiment, settings: Settings, results_path: str | Path | None 
     `experiment` is one of the modules of `cfa_lib.experiments`; the notebooks call this so that the
     same cells serve a fresh run and a re-analysis.
     """
+    check_options = getattr(experiment, "check_run_options", None)
+    if check_options is not None:  # a typo in an experiment's own parameter fails before the estimate
+        check_options(**run_kwargs)
     if results_path is not None:
         path = params.check_results_path(results_path, experiment.EXPERIMENT)
     else:

@@ -30,6 +30,16 @@ def default_generator(model: str) -> str:
     return "gpt-4o" if parse_model_name(model).backend == "openai" else model
 
 
+def check_run_options(generator_model: str | None = None, perturbation_levels: Sequence[int] = (1,),
+                      seed: int = 0) -> None:
+    """The notebook's own parameters, checked before the cost estimate and any call."""
+    params.check_levels(perturbation_levels)
+    if generator_model is not None:
+        params.check_model(generator_model, "generator_model")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise params.ParameterError(f"Parameter seed={seed!r} is not valid: accepted values are an integer.")
+
+
 def estimate(settings: Settings):
     """Cost of the subject's answers to the originals (perturbations and generator calls come on top)."""
     from cfa_lib.models import get_client
@@ -39,7 +49,8 @@ def estimate(settings: Settings):
 
 def run(settings: Settings, generator_model: str | None = None, perturbation_levels: Sequence[int] = (1,),
         seed: int = 0) -> tuple[dict[str, Any], Path]:
-    levels = params.check_levels(list(perturbation_levels))
+    check_run_options(generator_model, perturbation_levels, seed)
+    levels = params.check_levels(perturbation_levels)
     generator_name = params.check_model(generator_model or default_generator(settings.model), "generator_model")
     questions = settings.questions()
     client = ready_client(settings.model)
@@ -147,10 +158,7 @@ def summarize(rows: Sequence[dict[str, Any]], levels: Sequence[int] | None = Non
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    data = load_results(path, EXPERIMENT)
-    for i, row in enumerate(data["results"]):
-        if "original" not in row or "perturbations" not in row:
-            raise ValueError(f"{path}: results row {i} lacks 'original' or 'perturbations'")
+    data = load_results(path, EXPERIMENT)  # checks the rows carry what summarize needs
     data["recomputed_summary"] = summarize(data["results"], data["metadata"].get("perturbation_levels"))
     return data
 

@@ -204,11 +204,7 @@ def run(settings: Settings, refresh: bool = False) -> tuple[dict[str, Any], Path
 
 def load(path: str | Path) -> dict[str, Any]:
     """A results file of this experiment (ours or the original study's), with its summary recomputed."""
-    data = load_results(path, EXPERIMENT)
-    for i, row in enumerate(data["results"]):
-        missing = {"question_id", "correct_with_options", "correct_without_options", "judge_verdict"} - row.keys()
-        if missing:
-            raise ValueError(f"{path}: results row {i} lacks {sorted(missing)}")
+    data = load_results(path, EXPERIMENT)  # checks the rows carry what summarize needs
     data["recomputed_summary"] = summarize(data["results"])
     return data
 

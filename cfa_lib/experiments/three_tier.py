@@ -102,6 +102,12 @@ def open_requests(questions: Sequence[Question]) -> list[Request]:
     return [Request(prompts.open_messages(q)) for q in questions]
 
 
+def check_run_options(gold_model: str | None = None, agreement_sample: int = 50, agreement_seed: int = 0) -> None:
+    """The notebook's own parameters, checked before the cost estimate and any call."""
+    if gold_model is not None:
+        params.check_model(gold_model, "gold_model")
+
+
 def estimate(settings: Settings):
     """Cost of the subject's open answers (judge and gold calls come on top)."""
     from cfa_lib.models import get_client
@@ -112,8 +118,7 @@ def estimate(settings: Settings):
 def run(settings: Settings, gold_model: str | None = None, agreement_sample: int = 50,
         agreement_seed: int = 0) -> tuple[dict[str, Any], Path]:
     """Open answers (shared with option bias through the cache), gold answers, grading, attribution."""
-    if gold_model is not None:
-        params.check_model(gold_model, "gold_model")
+    check_run_options(gold_model, agreement_sample, agreement_seed)
     questions = settings.questions()
     client = ready_client(settings.model)
     judge = client if settings.resolved_judge == settings.model else ready_client(settings.resolved_judge)
@@ -232,10 +237,7 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    data = load_results(path, EXPERIMENT)
-    for i, row in enumerate(data["results"]):
-        if "level" not in row or "evaluation" not in row:
-            raise ValueError(f"{path}: results row {i} lacks 'level' or 'evaluation'")
+    data = load_results(path, EXPERIMENT)  # checks the rows carry what summarize needs
     data["recomputed_summary"] = summarize(data["results"])
     return data
 

@@ -111,7 +111,10 @@ class LocalBackend:
         with _load_lock:
             vocab = _vocabs.get(self.path)
             if vocab is None:
-                vocab = _llama_class()(model_path=str(self.path), vocab_only=True, verbose=False)
+                from llama_cpp._utils import suppress_stdout_stderr
+
+                with suppress_stdout_stderr(disable=False):  # a vocab-only load warns about n_ctx on stderr
+                    vocab = _llama_class()(model_path=str(self.path), vocab_only=True, verbose=False)
                 _vocabs[self.path] = vocab
         return TokenCount(
             [len(vocab.tokenize(t.encode("utf-8"), add_bos=False, special=True)) for t in texts],
