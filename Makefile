@@ -27,7 +27,7 @@ test: install browser
 	$(BIN)/python -m pytest
 
 ## make book: run notebooks 01-03 on each of MODELS, then 04, then build the book offline
-book: notebooks html
+book: browser notebooks html
 	@echo "Book: $(abspath $(BOOK_HTML))"
 
 notebooks: install
@@ -44,11 +44,13 @@ pdf: install browser
 lab: install
 	$(BIN)/jupyter lab notebooks/
 
-## Debian's Chromium for the browser test and the PDF (skipped when already there)
+## Debian's Chromium (browser test, PDF) and npm (MathJax served from the book), when missing
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	  else echo "Chromium missing: run 'sudo apt-get install chromium' for the browser test and make pdf"; fi; }
+	@missing=""; command -v chromium >/dev/null 2>&1 || missing="chromium"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "Missing:$$missing; run 'sudo apt-get install$$missing' for the browser test and make pdf"; fi; fi
 
 clean:
 	rm -rf build results .cache

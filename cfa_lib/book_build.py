@@ -90,7 +90,7 @@ def md_cell(value: Any) -> str:
     if value is None or value == "":
         return "–"
     text = html.escape(str(value), quote=False).replace("|", "&#124;").replace("\n", " ")
-    return re.sub(r"([\\`*_\[\]])", r"\\\1", text)
+    return re.sub(r"([\\`*_\[\]$])", r"\\\1", text)
 
 
 def _usage_parts(summary: dict[str, Any]) -> list[dict[str, Any]]:
@@ -284,6 +284,22 @@ def build(builder: str = "html", root: Path = PROJECT_ROOT, output: Path = OUTPU
     return index
 
 
+def printable_page(html_dir: Path) -> Path:
+    """The single-page book at the folder's top level.
+
+    The root page lives in book/, so Jupyter Book's top index.html only redirects to book/index.html,
+    while the single page's links (_static/, _images/) are written relative to the top: a copy at the top
+    is the page whose styles and figures load.
+    """
+    index = html_dir / "index.html"
+    target = re.search(r'url=([^"\s>]+)', index.read_text(encoding="utf-8"))
+    if target is None:
+        return index
+    page = html_dir / "book_print.html"
+    page.write_text((html_dir / target.group(1)).read_text(encoding="utf-8"), encoding="utf-8")
+    return page
+
+
 def chromium_command() -> str:
     for name in ("chromium", "chromium-browser", "google-chrome"):
         if found := shutil.which(name):
@@ -322,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"Book: {build('html', args.root, args.output, args.results_dir)}")
         else:
             index = build("singlehtml", args.root, args.output, args.results_dir)
-            print(f"PDF: {print_pdf(index, args.pdf.resolve())}")
+            print(f"PDF: {print_pdf(printable_page(index.parent), args.pdf.resolve())}")
     except (BookBuildError, subprocess.SubprocessError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

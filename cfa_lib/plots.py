@@ -47,8 +47,10 @@ STYLE_RC = {
 
 
 def use_style() -> None:
-    """Set the publication style for the rest of the session (notebooks call this once)."""
+    """Set the publication style for the rest of the session (notebooks call this once); tables show
+    whole cells, so a source or a response excerpt is never cut at pandas' default 50 characters."""
     sns.set_theme(context="paper", style="whitegrid", palette="colorblind", rc=STYLE_RC)
+    pd.set_option("display.max_colwidth", 400)
 
 
 @contextmanager
@@ -112,18 +114,15 @@ def _error_bars(ax, bars, intervals: Sequence[Sequence[float] | None]) -> None:
                     ecolor="#333333", elinewidth=0.9, capsize=2.5, capthick=0.9, zorder=3)
 
 
-def _value_labels(ax, bars, fmt: str = "{:.1f}") -> None:
-    """Print each bar's value inside it (white on the colour) or just above it when the bar is short."""
-    for bar in bars:
+def _value_labels(ax, bars, intervals: Sequence[Sequence[float] | None]) -> None:
+    """Print each bar's value just above its error bar, where no line crosses it."""
+    for bar, ci in zip(bars, intervals, strict=True):
         height = bar.get_height()
         if height != height:
             continue
-        x = bar.get_x() + bar.get_width() / 2
-        if height >= 14:
-            ax.text(x, height / 2, fmt.format(height), ha="center", va="center", color="white",
-                    fontsize=7.5, fontweight="bold", zorder=4)
-        else:
-            ax.text(x, height + 1.5, fmt.format(height), ha="center", va="bottom", fontsize=7.5, zorder=4)
+        top = max(height, 100 * float(ci[1])) if ci is not None else height
+        ax.text(bar.get_x() + bar.get_width() / 2, top + 1.2, f"{height:.1f}", ha="center", va="bottom",
+                fontsize=7, color="#222222", zorder=4)
 
 
 def _legend_on_top(ax, ncol: int, title: str | None = None) -> None:
@@ -156,16 +155,16 @@ def option_bias_figure(summaries: Mapping[str, Summary]) -> Figure:
                     width=0.7, saturation=1)
         for container, condition in zip(list(ax.containers), CONDITION_COLORS, strict=True):
             _error_bars(ax, container, intervals[condition])
-            _value_labels(ax, container)
+            _value_labels(ax, container, intervals[condition])
         for i, s in enumerate(summaries.values()):
             mc = s.get("mcnemar_test") or {}
             bias, ci = s.get("option_bias"), s.get("option_bias_ci")
             text = f"bias {_pct(bias):+.1f} pp" if bias is not None else "bias n/a"
             if ci is not None:
-                text += f" [{_pct(ci[0]):.1f}, {_pct(ci[1]):.1f}]"
+                text += f"\n95% CI [{_pct(ci[0]):.1f}, {_pct(ci[1]):.1f}]"
             ax.text(i, 103, f"{text}\nMcNemar {format_p(mc.get('p_value'))}", ha="center", va="bottom",
                     fontsize=7.5)
-        ax.set_ylim(0, 118)
+        ax.set_ylim(0, 124)
         ax.set_yticks(range(0, 101, 20))
         ax.set_ylabel("Accuracy (%)")
         ax.set_xlabel("")
@@ -191,17 +190,19 @@ def three_tier_figure(summaries: Mapping[str, Summary]) -> Figure:
                            edgecolor="white", linewidth=0.6)
             for bar, width in zip(bars, widths, strict=True):
                 if width >= 7:
-                    ax.text(bar.get_x() + width / 2, bar.get_y() + bar.get_height() / 2, f"{width:.1f}%",
+                    ax.text(bar.get_x() + width / 2, bar.get_y() + 0.3 * bar.get_height(), f"{width:.1f}%",
                             ha="center", va="center", fontsize=7.5,
                             color="white" if level == "exact" else "#222222")
             left = [a + (0 if math.isnan(b) else b) for a, b in zip(left, widths, strict=True)]
         for i, s in enumerate(summaries.values()):
-            for key in ("strict_accuracy", "lenient_accuracy"):
+            keys = ["strict_accuracy"] + (["lenient_accuracy"] if s.get("lenient_accuracy") != s.get(
+                "strict_accuracy") else [])  # no Level B: one edge, one interval
+            for key in keys:
                 ci = s.get(f"{key}_ci")
                 if ci is not None and s.get(key) is not None:
-                    value = _pct(s[key])
-                    ax.errorbar(value, i, xerr=[[value - _pct(ci[0])], [_pct(ci[1]) - value]], fmt="none",
-                                ecolor="#222222", elinewidth=0.9, capsize=2.5, zorder=3)
+                    value = _pct(s[key])  # in the lower half of the bar, below the percentages
+                    ax.errorbar(value, i + 0.16, xerr=[[value - _pct(ci[0])], [_pct(ci[1]) - value]],
+                                fmt="none", ecolor="#222222", elinewidth=0.9, capsize=2.5, zorder=3)
             ax.text(101.5, i, f"strict {_pct(s.get('strict_accuracy')):.1f}%\nlenient "
                     f"{_pct(s.get('lenient_accuracy')):.1f}%", va="center", ha="left", fontsize=7.5)
         ticks = [_group_label(label, _n(s, "n_graded", "n_questions")) for label, s in summaries.items()]
@@ -255,7 +256,7 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
                     errorbar=None, ax=ax, width=0.7, saturation=1)
         for container, condition in zip(list(ax.containers), COUNTERFACTUAL_COLORS, strict=True):
             _error_bars(ax, container, intervals[condition])
-            _value_labels(ax, container)
+            _value_labels(ax, container, intervals[condition])
         for i, gap in enumerate(gaps):
             text = "gap n/a" if gap is None else f"gap {_pct(gap):+.1f} pp"
             ax.text(i, 103, text, ha="center", va="bottom", fontsize=7.5)

@@ -69,6 +69,45 @@ ERROR_SYSTEM = (
 )
 ERROR_USER = "Question:\n{question}\n\nGold answer: {gold}\n\nStudent response:\n{response}"
 
+# Counterfactual perturbations (cfa_lib.perturb): the generator describes a question as a formula,
+# then rewrites its text around values the code has settled.
+PERTURB_EXTRACTION_SYSTEM = (
+    "You turn a quantitative CFA exam question into a formula. You are given the question, its answer "
+    "choices and the correct choice. Reply in JSON with these fields.\n"
+    "- computable: false when the correct answer is not one number computed from numbers in the question "
+    "by one closed-form formula (conceptual questions, statements, comparisons); then say why in reason "
+    "and leave the other fields empty.\n"
+    "- parameters: every input the answer depends on, each with: name (letters, digits, _; e.g. pv, r, n), "
+    'value (a plain number), kind, span (the input exactly as written in the question, e.g. "7%", '
+    '"$75,000", "10-year", "2.50%"; words such as "quarterly" for conventions not written as digits), '
+    'description (a few words, e.g. "stated annual interest rate") and derived_from.\n'
+    '  kind is "rate" (give it as a decimal fraction: 7% -> 0.07), "count" (years, periods, payments), '
+    '"amount" (money or prices: "$10 million" -> 10000000) or "other" (fixed conventions such as 100 '
+    "of par, 4 quarters a year, 365 days).\n"
+    "  derived_from: empty, unless the question states a number that is itself computed from other "
+    "parameters (e.g. a given PV of an ordinary annuity); then the formula that computes it from them.\n"
+    "- formula: one expression over the parameter names that computes the asked quantity, using only "
+    "numbers, + - * / **, parentheses and exp, log, sqrt, min, max, abs. When the answer is a percentage, "
+    "the formula returns a decimal fraction (8.0% -> 0.08).\n"
+    '- asked_quantity: what the question asks for; unit: the unit of the answer ("$", "%", "years").'
+)
+PERTURB_EXTRACTION_USER = "{mcq}\n\nCorrect choice: {answer}: {correct_text}"
+
+PERTURB_REWRITE_SYSTEM = (
+    "You edit CFA exam questions. Rewrite the question exactly as instructed and change nothing else: "
+    "same wording, same style, no answer choices, no answer, no explanation. Write every new value "
+    'exactly as given. Reply in JSON: {"question": "<the rewritten question>"}.'
+)
+PERTURB_REWRITE_CHANGE_USER = (
+    "Question:\n{stem}\n\nReplace these values (every occurrence) and keep everything else:\n{changes}"
+)
+PERTURB_REWRITE_UNKNOWN_USER = (
+    "Question:\n{stem}\n\nThe answer to this question is {answer_option}. Rewrite the question so that "
+    "it states {answer} (written exactly so) as a given and asks instead for the {target} (now written as "
+    "{span}). The rewritten question must not contain {span}. Keep every other value exactly as written: "
+    '{kept}. End with "is closest to:".'
+)
+
 
 def mcq_messages(question: Question) -> list[dict[str, str]]:
     """Format A: the question with its choices."""

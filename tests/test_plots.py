@@ -83,7 +83,7 @@ def test_option_bias_figure_has_two_bars_per_model_with_their_accuracies_and_mcn
     assert heights == [82.56, 92.83, 80.62, 86.34]
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert ticks == ["gpt-4o-mini (reference)\n(n = 1032)", "gpt-5-mini (reference)\n(n = 1032)"]
-    assert "bias +1.9 pp [-1.3, 5.1]\nMcNemar p = 0.251" in texts(fig)
+    assert "bias +1.9 pp\n95% CI [-1.3, 5.1]\nMcNemar p = 0.251" in texts(fig)
     assert "McNemar p < 0.001" in texts(fig)
     assert fig.axes[0].get_ylabel() == "Accuracy (%)"
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]

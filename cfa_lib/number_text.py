@@ -1,0 +1,156 @@
+"""Numbers as written in a question or an option: find them, and write new ones in the same style.
+
+`cfa_lib.extract` reads the *value* a model commits to; this module keeps the *text* around each number
+(currency, separators, decimals, "%", " million", trailing words) so that a perturbation can write a
+new value exactly the way the original was written, and replace one span without touching "17%" when
+it changes "7%".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["NumberText", "count_span", "find_numbers", "single_number", "substitute_values"]
+
+_NUMBER = re.compile(
+    r"(?<![\w.,])(?P<sign>[-–−]?)(?P<currency>[$€£¥]?)"
+    r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?!\d)"
+)
+_PERCENT = re.compile(r"^\s*(?:%|percent\b)", re.I)
+_MULTIPLIERS = (
+    (re.compile(r"^\s*thousand\b", re.I), 1e3),
+    (re.compile(r"^\s*million\b", re.I), 1e6),
+    (re.compile(r"^\s*billion\b", re.I), 1e9),
+    (re.compile(r"^\s*trillion\b", re.I), 1e12),
+    (re.compile(r"^\s*(?:basis points?|bps?)\b", re.I), 1e-4),
+)
+
+
+@dataclass(frozen=True)
+class NumberText:
+    """One number inside a piece of text (an option or a span), with what it takes to write another."""
+
+    lead: str  # text before the sign/currency
+    sign: str
+    currency: str
+    digits: str
+    suffix: str  # text after the digits
+    number: float  # signed, as written ("7%" -> 7.0)
+
+    @property
+    def decimals(self) -> int:
+        return len(self.digits.split(".")[1]) if "." in self.digits else 0
+
+    @property
+    def grouped(self) -> bool:
+        return "," in self.digits
+
+    @property
+    def percent(self) -> bool:
+        return bool(_PERCENT.match(self.suffix))
+
+    @property
+    def multiplier(self) -> float:
+        for pattern, factor in _MULTIPLIERS:
+            if pattern.match(self.suffix):
+                return factor
+        return 1.0
+
+    @property
+    def scales(self) -> list[float]:
+        """Factors from the number as written to a value a formula may use: as is, with its scale word
+        ("$1.2 million" -> 1.2e6), and for a percentage as a fraction ("7%" -> 0.07)."""
+        return [1.0, self.multiplier] + ([0.01] if self.percent else [])
+
+    @property
+    def core(self) -> str:
+        """The number with currency, % or scale word, without other words ("$113,733", "8.0%", "$1.2 million")."""
+        return f"{self.sign}{self.currency}{self.digits}{self.unit}"
+
+    @property
+    def unit(self) -> str:
+        """What right after the digits belongs to the number: "%" or a word such as " million"."""
+        for pattern in (_PERCENT, *(pattern for pattern, _ in _MULTIPLIERS)):
+            match = pattern.match(self.suffix)
+            if match:
+                return match.group(0)
+        return ""
+
+    def write(self, number: float, decimals: int | None = None, keep_lead: bool = True) -> str:
+        """`number` in this text's style: currency, sign, separators, decimals, surrounding words."""
+        places = self.decimals if decimals is None else decimals
+        if decimals is None:  # a drawn value such as 8.5 for "7%" needs one more place than written
+            while places < self.decimals + 2 and not math.isclose(round(number, places), number, abs_tol=1e-9):
+                places += 1
+        grouped = self.grouped or abs(number) >= 10_000
+        digits = f"{abs(number):{',' if grouped else ''}.{places}f}"
+        sign = "" if round(number, places) >= 0 else (self.sign or "-")
+        return f"{self.lead if keep_lead else ''}{sign}{self.currency}{digits}{self.suffix}"
+
+
+def find_numbers(text: str) -> list[NumberText]:
+    """Every number in `text`; lead/suffix of each are the text around that number."""
+    found = []
+    for match in _NUMBER.finditer(text):
+        digits = match["digits"]
+        value = float(digits.replace(",", ""))
+        found.append(
+            NumberText(
+                lead=text[: match.start()],
+                sign=match["sign"],
+                currency=match["currency"],
+                digits=digits,
+                suffix=text[match.end() :],
+                number=-value if match["sign"] else value,
+            )
+        )
+    return found
+
+
+def single_number(text: str) -> NumberText | None:
+    numbers = find_numbers(text)
+    return numbers[0] if len(numbers) == 1 else None
+
+
+def _span_matches(text: str, span: str) -> list[re.Match[str]]:
+    """Occurrences of `span` in `text` that are not part of a longer number ("7%" is not in "17%")."""
+    if not span:
+        return []
+    found = []
+    for match in re.finditer(re.escape(span), text):
+        before, after = text[: match.start()], text[match.end() :]
+        if span[0].isdigit() and (before[-1:].isdigit() or (before[-1:] in {".", ","} and before[-2:-1].isdigit())):
+            continue
+        if span[-1].isdigit() and (after[:1].isdigit() or (after[:1] in {".", ","} and after[1:2].isdigit())):
+            continue
+        found.append(match)
+    return found
+
+
+def count_span(text: str, span: str) -> int:
+    return len(_span_matches(text, span))
+
+
+def substitute_values(stem: str, old_spans: Sequence[str], new_spans: Sequence[str]) -> str:
+    """Rewrite `stem` by exact span replacement; every old span must occur exactly once.
+
+    The deterministic fallback for level 1/2 when the generator's rewrite fails its checks.
+    """
+    if len(old_spans) != len(new_spans):
+        raise ValueError(f"{len(old_spans)} old spans but {len(new_spans)} new spans")
+    positions: list[tuple[int, int, str]] = []
+    for old, new in zip(old_spans, new_spans, strict=True):
+        matches = _span_matches(stem, old)
+        if len(matches) != 1:
+            raise ValueError(f"span {old!r} occurs {len(matches)} times in the question; it must occur once")
+        positions.append((matches[0].start(), matches[0].end(), new))
+    positions.sort()
+    for (_, end, _), (start, _, _) in zip(positions, positions[1:], strict=False):
+        if start < end:
+            raise ValueError("spans overlap in the question")
+    for start, end, new in reversed(positions):
+        stem = stem[:start] + new + stem[end:]
+    return stem

@@ -1,0 +1,116 @@
+"""Answer choices for a perturbed question, rebuilt around its new correct value.
+
+The new options must not give the answer away: distractors keep their original relative gaps, the
+options stay sorted when the originals were, and each keeps its own written format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+import numpy as np
+
+from cfa_lib.data import Question
+from cfa_lib.number_text import NumberText
+
+__all__ = ["rebuild_choices"]
+
+
+def rebuild_choices(
+    question: Question,
+    options: Mapping[str, NumberText],
+    new_correct_number: float,
+    rng: np.random.Generator,
+    template: NumberText | None = None,
+) -> tuple[dict[str, str], str]:
+    """Choices for the new answer: each distractor keeps its relative gap |d - c| / |c| to the correct one.
+
+    The correct option goes to a seeded random letter, so a memorised letter is worth nothing. When the
+    original options were sorted by value (as CFA options usually are) and share one sign, a distractor
+    may move to the other side of the correct value (same relative gap, mirrored) so that the options
+    stay sorted with the correct one at its new letter; an out-of-order option would give it away.
+    Each option keeps its own format (currency, separators, decimals, %, trailing words such as
+    " compounded semiannually."), or all use `template` (level 3, where the answer is an input).
+    Decimals grow (up to +4) if rounding would merge options.
+    """
+    correct = options[question.answer]
+    letters = list(question.choices)
+    correct_letter = letters[int(rng.integers(len(letters)))]
+    ratios = {letter: options[letter].number / correct.number for letter in question.distractors}
+    order = _ordering({letter: options[letter].number for letter in letters})
+    if order and all(ratio > 0 for ratio in ratios.values()):
+        rank = letters.index(correct_letter)
+        below = rank if order == "ascending" else len(letters) - 1 - rank
+        mirrored = _mirror(ratios, below)
+        if mirrored is not None:
+            ratios = mirrored
+    new_numbers = {question.answer: new_correct_number} | {
+        letter: new_correct_number * ratio for letter, ratio in ratios.items()
+    }
+    period = _trailing_period(list(question.choices.values()))
+
+    def write(letter: str, extra: int) -> str:
+        style = template or options[letter]
+        decimals = (style.decimals if template is None else _level3_decimals(style)) + extra
+        text = style.write(new_numbers[letter], decimals, keep_lead=template is None)
+        if template is not None:
+            text = text[: len(text) - len(style.suffix)] + style.unit
+        text = text.rstrip()
+        if period and not text.endswith("."):
+            text += "."
+        return text
+
+    for extra in range(5):
+        texts = {role: write(role, extra) for role in new_numbers}
+        if len(set(texts.values())) == len(texts):
+            break
+    else:
+        raise ValueError("rebuilt options coincide after rounding")
+
+    if order and len(set(new_numbers.values())) == len(new_numbers):
+        roles = sorted(new_numbers, key=lambda role: new_numbers[role], reverse=order == "descending")
+        if roles.index(question.answer) == letters.index(correct_letter):
+            return {letter: texts[role] for letter, role in zip(letters, roles, strict=True)}, correct_letter
+    # unsorted originals (or mixed signs): distractors fill the other letters in their original order
+    distractors = list(question.distractors)
+    if order:
+        distractors.sort(key=lambda role: new_numbers[role], reverse=order == "descending")
+    free = [letter for letter in letters if letter != correct_letter]
+    choices = {correct_letter: texts[question.answer]} | dict(zip(free, (texts[d] for d in distractors), strict=True))
+    return {letter: choices[letter] for letter in letters}, correct_letter
+
+
+def _ordering(numbers: Mapping[str, float]) -> Literal["ascending", "descending", None]:
+    values = list(numbers.values())
+    if all(a < b for a, b in zip(values, values[1:], strict=False)):
+        return "ascending"
+    if all(a > b for a, b in zip(values, values[1:], strict=False)):
+        return "descending"
+    return None
+
+
+def _trailing_period(texts: Sequence[str]) -> bool:
+    """Most options end with '.' ("$112,555."); the FinEval files drop it from the last option."""
+    return sum(t.rstrip().endswith(".") for t in texts) * 2 > len(texts)
+
+
+def _mirror(ratios: Mapping[str, float], below: int) -> dict[str, float] | None:
+    """Move distractors across the correct value (ratio r -> 2 - r) until `below` of them are under it."""
+    result = dict(ratios)
+    under = [role for role, ratio in ratios.items() if ratio < 1]
+    over = [role for role, ratio in ratios.items() if ratio > 1]
+    if len(under) + len(over) != len(ratios):
+        return None
+    movers = under[below:] if len(under) > below else over[: below - len(under)]
+    for role in movers:
+        mirrored = 2 - ratios[role]
+        result[role] = mirrored if mirrored > 0 else 1 / ratios[role]
+    if len(set(result.values())) != len(result):
+        return None
+    return result
+
+
+def _level3_decimals(style: NumberText) -> int:
+    """A level-3 answer is an input ("7%"); written as an option it gets at least two places ("7.00%")."""
+    return max(style.decimals, 2 if style.percent else 0)

@@ -1,0 +1,231 @@
+"""Planning one perturbation of a verified question: new values, the new answer and the new choices.
+
+No model is involved: levels 1 and 2 change one or two inputs and recompute the answer with the
+verified formula; level 3 states the original answer as a given and asks for one of the inputs, found
+by solving the formula. What is left is a `Plan`: the prompt that asks the generator to rewrite the
+question text, and the spans its rewrite will be checked against.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from cfa_lib.data import Question
+from cfa_lib.formula import FormulaError
+from cfa_lib.grading import numeric_key
+from cfa_lib.number_text import NumberText, count_span
+from cfa_lib.perturb_choices import rebuild_choices
+from cfa_lib.perturb_records import Check, PerturbationRecord, finish
+from cfa_lib.perturb_values import changeable, draw_number, solve_for
+from cfa_lib.perturb_verify import Verification, relative_gap
+from cfa_lib.prompts import PERTURB_REWRITE_CHANGE_USER, PERTURB_REWRITE_UNKNOWN_USER
+
+__all__ = ["MAX_DRAWS", "ROUND_TRIP_TOL", "Plan", "plan_perturbation"]
+
+MAX_DRAWS = 60
+ROUND_TRIP_TOL = 1e-6
+STATED_ANSWER_TOL = 0.005  # level 3: the rounded option must still imply the original input
+
+
+@dataclass
+class Plan:
+    """A perturbation whose numbers are settled; only the question text is still to be written."""
+
+    record: PerturbationRecord
+    old_spans: list[str]
+    new_spans: list[str]
+    kept_spans: list[str]
+    prompt: str
+    level3_answer_text: str = ""
+
+
+def _rng(seed: int, question_id: str, level: int) -> np.random.Generator:
+    return np.random.default_rng([seed, zlib.crc32(question_id.encode()), level])
+
+
+def plan_perturbation(
+    question: Question, verification: Verification, level: int, seed: int, record: PerturbationRecord
+) -> Plan | PerturbationRecord:
+    """Settle new values, the new answer and the choices; return a finished record if that is impossible."""
+    assert verification.ok and verification.formula is not None
+    rng = _rng(seed, question.id, level)
+    record.trail.extend(verification.trail)
+    record.original_answer_value = verification.original_answer_value
+    infos = verification.parameters
+    candidates = [name for name, info in infos.items() if name in verification.used and changeable(info, infos)]
+    if level == 3:
+        return _plan_unknown(question, verification, record, rng, candidates)
+    if len(candidates) < level:
+        names = ", ".join(candidates) or "none"
+        return finish(
+            record,
+            "not_perturbable",
+            f"level {level} needs {level} changeable parameters; changeable: {names}",
+            "changeable_parameters",
+        )
+    record.trail.append(Check("changeable_parameters", True, ", ".join(candidates)))
+
+    options = verification.options
+    correct = options[question.answer]
+    gaps = [relative_gap(options[d].number, correct.number) for d in question.distractors]
+    needed = max(min(gaps), 0.01)
+    original_answer = verification.original_answer_value
+    assert original_answer is not None
+    for _ in range(MAX_DRAWS):
+        chosen = sorted(rng.choice(len(candidates), size=level, replace=False).tolist())
+        names = [candidates[i] for i in chosen]
+        new_numbers = {name: draw_number(infos[name], rng) for name in names}
+        if any(number is None for number in new_numbers.values()):
+            continue
+        values = verification.values()
+        for name, number in new_numbers.items():
+            values[name] = number * infos[name].scale  # type: ignore[operator]
+        try:
+            values = verification.with_derived(values)
+            answer = verification.formula.evaluate(values)
+        except FormulaError:
+            continue
+        if answer * original_answer <= 0 or relative_gap(answer, original_answer) < needed:
+            continue
+        old_spans, new_spans = _changed_spans(verification, names, new_numbers, values)  # type: ignore[arg-type]
+        # a new value that is already written in the question would make the text checks ambiguous
+        if len(set(new_spans)) == len(new_spans) and not any(count_span(question.stem, s) for s in new_spans):
+            break
+    else:
+        return finish(
+            record,
+            "rejected",
+            f"no draw in {MAX_DRAWS} moved the answer by the option gap ({needed:.1%}) with new values "
+            "not already in the question",
+            "answer_moved",
+        )
+    record.trail.append(Check("answer_moved", True, f"{original_answer:.6g} -> {answer:.6g} (needed {needed:.1%})"))
+    record.changed = names
+    record.new_values = values
+    record.new_answer_value = answer
+    rejected = _rebuild_choices_into(record, question, options, answer / verification.answer_scale, rng)
+    if rejected is not None:
+        return rejected
+    kept = [
+        info.spec.span
+        for name, info in infos.items()
+        if info.text is not None and info.occurrences and info.spec.span not in old_spans
+    ]
+    changes = "\n".join(f"- {old!r} becomes {new!r}" for old, new in zip(old_spans, new_spans, strict=True))
+    prompt = PERTURB_REWRITE_CHANGE_USER.format(stem=question.stem, changes=changes)
+    return Plan(record, old_spans, new_spans, kept, prompt)
+
+
+def _changed_spans(
+    verification: Verification,
+    names: Sequence[str],
+    new_numbers: Mapping[str, float],
+    values: Mapping[str, float],
+) -> tuple[list[str], list[str]]:
+    """Old and new text of every changed input, derived givens (a stated PV) included."""
+    old_spans, new_spans = [], []
+    for name in names:
+        info = verification.parameters[name]
+        assert info.text is not None
+        old_spans.append(info.spec.span)
+        new_spans.append(info.text.write(new_numbers[name]))
+    for name in verification.derived:
+        info = verification.parameters[name]
+        if info.text is not None and info.occurrences:
+            old_spans.append(info.spec.span)
+            new_spans.append(info.text.write(values[name] / info.scale, info.text.decimals))
+    return old_spans, new_spans
+
+
+def _plan_unknown(
+    question: Question,
+    verification: Verification,
+    record: PerturbationRecord,
+    rng: np.random.Generator,
+    candidates: list[str],
+) -> Plan | PerturbationRecord:
+    """Level 3: state the original answer as a given and ask for one of the inputs instead."""
+    infos = verification.parameters
+    targets = [name for name in candidates if infos[name].spec.kind in ("rate", "amount")]
+    if not targets:
+        return finish(record, "not_perturbable", "no rate or amount to ask for instead", "changeable_parameters")
+    record.trail.append(Check("changeable_parameters", True, ", ".join(targets)))
+    unknown = targets[int(rng.integers(len(targets)))]
+    info = infos[unknown]
+    assert info.text is not None
+    values = verification.values()
+    upper = 1.0 if info.spec.kind == "rate" and info.scale != 1.0 else None
+    original_answer = verification.original_answer_value
+    assert original_answer is not None
+    try:
+        solved = solve_for(verification.answer, values, unknown, original_answer, upper)
+    except FormulaError as error:
+        return finish(record, "not_verifiable", f"cannot solve for {unknown!r}: {error}", "round_trip")
+    if relative_gap(solved, values[unknown]) > ROUND_TRIP_TOL:
+        return finish(
+            record,
+            "not_verifiable",
+            f"solving for {unknown!r} gives {solved:.10g}, not the original {values[unknown]:g}",
+            "round_trip",
+        )
+    record.trail.append(Check("round_trip", True, f"{unknown} = {solved:.10g}"))
+    correct = verification.options[question.answer]
+    stated_answer = correct.number * verification.answer_scale
+    try:
+        from_stated = solve_for(verification.answer, values, unknown, stated_answer, upper)
+    except FormulaError as error:
+        return finish(record, "not_verifiable", f"cannot solve from the stated answer: {error}", "stated_answer")
+    if relative_gap(from_stated, values[unknown]) > STATED_ANSWER_TOL:
+        return finish(
+            record,
+            "not_verifiable",
+            f"the rounded answer {correct.core} implies {unknown} = {from_stated:.6g}, not {values[unknown]:g}",
+            "stated_answer",
+        )
+    record.trail.append(Check("stated_answer", True, f"{correct.core} implies {unknown} = {from_stated:.6g}"))
+    record.changed = [unknown]
+    record.new_values = values
+    record.new_answer_value = values[unknown]
+    # The target's span style, with the original options' gaps: "7%" -> "7.00%", "6.93%", ...
+    rejected = _rebuild_choices_into(
+        record, question, verification.options, info.text.number, rng, template=info.text
+    )
+    if rejected is not None:
+        return rejected
+    kept = [
+        other.spec.span
+        for name, other in infos.items()
+        if name != unknown and other.text is not None and other.occurrences and other.spec.span != info.spec.span
+    ]
+    prompt = PERTURB_REWRITE_UNKNOWN_USER.format(
+        stem=question.stem,
+        answer_option=question.correct_text.rstrip(". "),
+        answer=correct.core,
+        target=info.spec.description or unknown,
+        span=info.spec.span,
+        kept=", ".join(kept) or "none",
+    )
+    return Plan(record, [info.spec.span], [correct.core], kept, prompt, level3_answer_text=correct.core)
+
+
+def _rebuild_choices_into(
+    record: PerturbationRecord,
+    question: Question,
+    options: Mapping[str, NumberText],
+    new_correct_number: float,
+    rng: np.random.Generator,
+    template: NumberText | None = None,
+) -> PerturbationRecord | None:
+    """Put the rebuilt choices into the record; the record, rejected, when they cannot be built or graded."""
+    try:
+        record.choices, record.correct_letter = rebuild_choices(question, options, new_correct_number, rng, template)
+    except ValueError as error:
+        return finish(record, "rejected", str(error), "choices_rebuilt")
+    record.trail.append(Check("choices_rebuilt", True, f"correct option {record.correct_letter}"))
+    if numeric_key(record.choices, record.correct_letter) is None:
+        return finish(record, "rejected", f"rebuilt choices cannot be graded by number: {record.choices}", "gradeable")
+    return None

@@ -1,0 +1,97 @@
+"""New input values for a perturbation: which inputs may move, seeded draws, and solving for an unknown.
+
+Draws stay plausible for an exam (a count stays a whole number, a rate moves in the steps it is written
+in, an amount keeps three significant figures), and every number comes from a seeded numpy Generator.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+import numpy as np
+from scipy.optimize import brentq
+
+from cfa_lib.formula import FormulaError
+from cfa_lib.perturb_verify import ParameterInfo
+
+__all__ = ["FACTOR_RANGES", "changeable", "draw_number", "solve_for"]
+
+FACTOR_RANGES = ((0.6, 0.9), (1.1, 1.5))
+
+
+def changeable(info: ParameterInfo, all_parameters: Mapping[str, ParameterInfo]) -> bool:
+    """A parameter can be changed when its span is one number in the question that no other input shares."""
+    spec = info.spec
+    if info.text is None or info.occurrences == 0 or spec.derived_from.strip() or spec.kind == "other":
+        return False
+    if any(other.spec.span == spec.span for name, other in all_parameters.items() if name != spec.name):
+        return False
+    if spec.kind == "rate":
+        return 0 < _as_fraction(info, info.text.number) < 1
+    if spec.kind == "count":
+        return info.text.number >= 1 and float(info.text.number).is_integer()
+    return spec.value > 0
+
+
+def _as_fraction(info: ParameterInfo, number: float) -> float:
+    """A rate written as `number` ("7" of "7%") as a decimal fraction, whatever scale the formula uses."""
+    assert info.text is not None
+    return number / 100 if info.text.percent else number * info.scale
+
+
+def draw_number(info: ParameterInfo, rng: np.random.Generator) -> float | None:
+    """A new number for the span, moved by a factor in [0.6, 0.9] or [1.1, 1.5]; None if it cannot move."""
+    assert info.text is not None
+    low, high = FACTOR_RANGES[int(rng.integers(len(FACTOR_RANGES)))]
+    proposal = info.text.number * float(rng.uniform(low, high))
+    original = info.text.number
+    if info.spec.kind == "count":
+        new = float(max(1, round(proposal)))
+    elif info.spec.kind == "rate":  # "7%" moves in half points ("8.5%"), "2.50%" in hundredths
+        step = 0.5 if info.text.decimals == 0 else 10.0**-info.text.decimals
+        new = round(round(proposal / step) * step, info.text.decimals + 1)
+        if not 0 < _as_fraction(info, new) < 1:
+            return None
+    else:  # amounts: three significant figures, never more decimals than written
+        digits = 2 - int(math.floor(math.log10(abs(proposal))))
+        new = float(round(proposal, min(digits, info.text.decimals)))
+        if new <= 0:
+            return None
+    return None if new == original else new
+
+
+def solve_for(
+    evaluate: Callable[[Mapping[str, float]], float],
+    values: Mapping[str, float],
+    unknown: str,
+    target: float,
+    upper: float | None = None,
+) -> float:
+    """The value of `unknown` at which `evaluate` equals `target`: brentq on widening brackets around
+    the current value (capped below `upper`, e.g. 1 for a rate given as a fraction)."""
+    current = values[unknown]
+    if current == 0:
+        raise FormulaError(f"cannot bracket {unknown!r} around zero")
+
+    def gap(x: float) -> float:
+        return evaluate({**values, unknown: x}) - target
+
+    for width in (0.2, 0.5, 0.9):
+        low, high = sorted((current * (1 - width), current * (1 + width)))
+        if upper is not None:
+            high = min(high, upper * (1 - 1e-9))
+        try:
+            f_low, f_high = gap(low), gap(high)
+        except FormulaError:
+            continue
+        if f_low == 0:
+            return low
+        if f_high == 0:
+            return high
+        if f_low * f_high < 0:
+            try:
+                return float(brentq(gap, low, high, xtol=1e-14, rtol=1e-13, maxiter=200))
+            except (ValueError, RuntimeError) as error:  # no convergence
+                raise FormulaError(f"solving for {unknown!r} failed: {error}") from None
+    raise FormulaError(f"no sign change of the formula around {unknown} = {current:g}")

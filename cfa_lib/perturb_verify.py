@@ -1,0 +1,218 @@
+"""Check 1 of a perturbation: the generator's formula, with the original values, gives the correct option.
+
+Nothing is perturbed before this holds. The check also ties every parameter to its span in the
+question, so that later steps know how each input is written and at what scale the formula uses it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from cfa_lib.data import Question
+from cfa_lib.formula import Formula, FormulaError, parse_formula
+from cfa_lib.grading import numeric_key
+from cfa_lib.number_text import NumberText, count_span, find_numbers, single_number
+from cfa_lib.perturb_records import Check
+from cfa_lib.perturb_replies import ExtractedParameter, FormulaExtraction
+
+__all__ = ["OptionNumbers", "ParameterInfo", "Verification", "option_numbers", "relative_gap", "verify_extraction"]
+
+
+@dataclass
+class OptionNumbers:
+    """The number in every option, or why the question cannot be perturbed numerically."""
+
+    numbers: dict[str, NumberText]
+    problem: str = ""
+
+
+def option_numbers(question: Question) -> OptionNumbers:
+    numbers: dict[str, NumberText] = {}
+    letters = [question.answer] + [letter for letter in question.choices if letter != question.answer]
+    for letter in letters:
+        text = question.choices[letter]
+        found = find_numbers(text)
+        role = "correct option" if letter == question.answer else "option"
+        if not found:
+            return OptionNumbers({}, f"{role} {letter} ({text!r}) carries no number")
+        if len(found) > 1:
+            return OptionNumbers({}, f"{role} {letter} ({text!r}) carries more than one number")
+        numbers[letter] = found[0]
+    if numbers[question.answer].number == 0:
+        return OptionNumbers({}, f"correct option {question.answer} is zero; relative gaps are undefined")
+    if numeric_key(question.choices, question.answer) is None:  # the experiment could not grade it by number
+        return OptionNumbers({}, f"correct option {question.answer} ({question.correct_text!r}) is not a numeric key")
+    return OptionNumbers({letter: numbers[letter] for letter in question.choices})
+
+
+@dataclass
+class ParameterInfo:
+    spec: ExtractedParameter
+    text: NumberText | None  # the single number in the span, None for word spans ("quarterly")
+    scale: float  # value = number as written * scale ("7%" -> 0.01)
+    occurrences: int  # in the original stem
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+@dataclass
+class Verification:
+    """Outcome of check 1 and the pieces every later step needs."""
+
+    status: Literal["ok", "not_perturbable", "not_verifiable"]
+    reason: str = ""
+    trail: list[Check] = field(default_factory=list)
+    formula: Formula | None = None
+    derived: dict[str, Formula] = field(default_factory=dict)
+    parameters: dict[str, ParameterInfo] = field(default_factory=dict)
+    options: dict[str, NumberText] = field(default_factory=dict)
+    answer_scale: float = 1.0  # formula output = number in the correct option * answer_scale
+    original_answer_value: float | None = None
+    used: frozenset[str] = frozenset()  # inputs the answer depends on (directly or through a derived given)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def values(self) -> dict[str, float]:
+        return {name: info.spec.value for name, info in self.parameters.items()}
+
+    def with_derived(self, values: Mapping[str, float]) -> dict[str, float]:
+        """`values` with every derived given recomputed from the others (a stated PV follows a new rate)."""
+        full = dict(values)
+        for name, derived_formula in self.derived.items():
+            full[name] = derived_formula.evaluate(full)
+        return full
+
+    def answer(self, values: Mapping[str, float]) -> float:
+        """The formula's answer for these inputs, derived givens recomputed first."""
+        assert self.formula is not None
+        return self.formula.evaluate(self.with_derived(values))
+
+
+def relative_gap(a: float, b: float) -> float:
+    """|a - b| / |b|; huge, not an error, when b is 0 (unlike `extract.relative_error`, no zero tolerance)."""
+    return abs(a - b) / max(abs(b), 1e-300)
+
+
+def verify_extraction(question: Question, extraction: FormulaExtraction, rel_tol: float = 0.005) -> Verification:
+    """Check 1: with the original values the formula reproduces the correct option within `rel_tol`.
+
+    Also checks that every span is in the question and that each value matches its span, and that
+    stated values given as `derived_from` formulas are reproduced. A rate answer is compared
+    percent-aware: option "8.0%" matches formula output 0.0798 (and 7.98).
+    """
+    trail: list[Check] = []
+
+    def fail(status: Literal["not_perturbable", "not_verifiable"], check: str, reason: str) -> Verification:
+        trail.append(Check(check, False, reason))
+        return Verification(status, reason, trail)
+
+    options = option_numbers(question)
+    if options.problem:
+        return fail("not_perturbable", "option_numbers", options.problem)
+    trail.append(Check("option_numbers", True, f"{len(options.numbers)} numeric options"))
+    if not extraction.computable:
+        return fail("not_perturbable", "computable", f"generator: not computable: {extraction.reason}".strip())
+    if not extraction.formula.strip() or not extraction.parameters:
+        return fail("not_verifiable", "formula_parsed", "generator gave no formula or no parameters")
+
+    names = [p.name for p in extraction.parameters]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        return fail("not_verifiable", "formula_parsed", f"parameter {duplicates[0]!r} is named twice")
+    base_names = [p.name for p in extraction.parameters if not p.derived_from.strip()]
+    try:
+        formula = parse_formula(extraction.formula, names)
+        derived = {
+            p.name: parse_formula(p.derived_from, base_names) for p in extraction.parameters if p.derived_from.strip()
+        }
+    except FormulaError as error:
+        return fail("not_verifiable", "formula_parsed", f"formula rejected: {error}")
+    trail.append(Check("formula_parsed", True, extraction.formula))
+
+    parameters: dict[str, ParameterInfo] = {}
+    for spec in extraction.parameters:
+        if not math.isfinite(spec.value):
+            return fail("not_verifiable", "values_match_spans", f"parameter {spec.name!r} is not finite")
+        occurrences = count_span(question.stem, spec.span) if spec.span else 0
+        text = single_number(spec.span) if spec.span else None
+        # a convention may be named only by the correct option ("8.0% compounded semiannually."); a number
+        # taken from the option would let the formula return the answer itself
+        in_option = text is None and count_span(question.correct_text, spec.span)
+        if spec.span and occurrences == 0 and not in_option:
+            return fail(
+                "not_verifiable",
+                "spans_in_question",
+                f"span {spec.span!r} of parameter {spec.name!r} is not in the question",
+            )
+        scale = 1.0
+        if text is not None:
+            matching = [
+                s for s in text.scales if math.isclose(spec.value, text.number * s, rel_tol=1e-9, abs_tol=1e-12)
+            ]
+            if not matching:
+                return fail(
+                    "not_verifiable",
+                    "values_match_spans",
+                    f"parameter {spec.name!r}: value {spec.value:g} does not match its span {spec.span!r}",
+                )
+            scale = matching[-1]
+        parameters[spec.name] = ParameterInfo(spec, text, scale, occurrences)
+    trail.append(
+        Check("spans_in_question", True, f"{sum(1 for p in parameters.values() if p.occurrences)} spans found")
+    )
+    trail.append(Check("values_match_spans", True))
+
+    used = set(formula.names).union(*(derived[name].names for name in formula.names if name in derived))
+    if not any(parameters[name].text is not None and parameters[name].occurrences for name in used):
+        return fail("not_verifiable", "uses_question_numbers", "the formula uses no number written in the question")
+    trail.append(Check("uses_question_numbers", True, ", ".join(sorted(used))))
+
+    values = {name: info.spec.value for name, info in parameters.items()}
+    for name, derived_formula in derived.items():
+        try:
+            computed = derived_formula.evaluate(values)
+        except FormulaError as error:
+            return fail("not_verifiable", "derived_values", f"derived parameter {name!r}: {error}")
+        if relative_gap(computed, values[name]) > rel_tol:
+            return fail(
+                "not_verifiable",
+                "derived_values",
+                f"derived parameter {name!r}: formula gives {computed:.6g}, the question states {values[name]:g}",
+            )
+    if derived:
+        trail.append(Check("derived_values", True, ", ".join(sorted(derived))))
+
+    try:
+        output = formula.evaluate(values)
+    except FormulaError as error:
+        return fail("not_verifiable", "reproduces_answer", f"formula with the original values: {error}")
+    correct = options.numbers[question.answer]
+    for scale in correct.scales:
+        if relative_gap(output, correct.number * scale) <= rel_tol:
+            trail.append(
+                Check("reproduces_answer", True, f"formula gives {output:.6g}; correct option {question.correct_text!r}")
+            )
+            return Verification(
+                "ok",
+                "",
+                trail,
+                formula,
+                derived,
+                parameters,
+                options.numbers,
+                answer_scale=scale,
+                original_answer_value=output,
+                used=frozenset(used),
+            )
+    return fail(
+        "not_verifiable",
+        "reproduces_answer",
+        f"formula gives {output:.6g} but the correct option is {question.correct_text!r} (tolerance {rel_tol:.1%})",
+    )

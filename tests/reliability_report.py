@@ -1,0 +1,38 @@
+"""The measured figures of the reliability tests, written to build/reliability.json as they run.
+
+Each check is recorded before its assertions, so a failed check shows up in the book as "no" with its
+numbers rather than vanishing. `cfa_lib.reliability_page.render` turns the file into the appendix page.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from cfa_lib.results import write_json_atomic
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORT_ENV = "CFA_RELIABILITY_JSON"  # lets a test of this module write elsewhere
+
+
+def report_path() -> Path:
+    return Path(os.environ.get(REPORT_ENV, ROOT / "build" / "reliability.json"))
+
+
+def record(check: str, *, theme: str, title: str, passed: bool, figures: dict[str, Any]) -> None:
+    """Merge one check into the report (read, update, atomic write: a crash never truncates it)."""
+    path = report_path()
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        report = {}
+    if not isinstance(report.get("checks"), dict):
+        report = {"checks": {}}
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    report["updated"] = now
+    report["checks"][check] = {"theme": theme, "title": title, "passed": bool(passed), "measured": now,
+                               "figures": figures}
+    write_json_atomic(report, path)
