@@ -28,7 +28,6 @@ test: install browser
 
 ## make book: run notebooks 01-03 on each of MODELS, then 04, then build the book offline
 book: browser notebooks html
-	@echo "Book: $(abspath $(BOOK_HTML))"
 
 notebooks: install
 	$(BIN)/python -m cfa_lib.pipeline --models "$(MODELS)" --dataset "$(DATASET)" --limit "$(LIMIT)"

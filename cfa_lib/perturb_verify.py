@@ -196,9 +196,8 @@ def verify_extraction(question: Question, extraction: FormulaExtraction, rel_tol
     correct = options.numbers[question.answer]
     for scale in correct.scales:
         if relative_gap(output, correct.number * scale) <= rel_tol:
-            trail.append(
-                Check("reproduces_answer", True, f"formula gives {output:.6g}; correct option {question.correct_text!r}")
-            )
+            detail = f"formula gives {output:.6g}; correct option {question.correct_text!r}"
+            trail.append(Check("reproduces_answer", True, detail))
             return Verification(
                 "ok",
                 "",

@@ -125,6 +125,21 @@ def _value_labels(ax, bars, intervals: Sequence[Sequence[float] | None]) -> None
                 fontsize=7, color="#222222", zorder=4)
 
 
+def _finished(fig: Figure) -> Figure:
+    """Close the figure in pyplot's registry: returned to a notebook, it is shown once, not twice."""
+    plt.close(fig)
+    return fig
+
+
+def empty_figure(message: str) -> Figure:
+    """A small figure that says why there is nothing to draw (a tiny demo run can leave a panel empty)."""
+    with publication_style():
+        fig, ax = plt.subplots(figsize=(FULL_WIDTH, 1.0))
+        ax.axis("off")
+        ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=9, color="#444444", wrap=True)
+    return _finished(fig)
+
+
 def _legend_on_top(ax, ncol: int, title: str | None = None) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if ax.get_legend() is not None:
@@ -171,7 +186,7 @@ def option_bias_figure(summaries: Mapping[str, Summary]) -> Figure:
         ax.grid(axis="x", visible=False)
         _legend_on_top(ax, ncol=2)
         fig.tight_layout()
-    return fig
+    return _finished(fig)
 
 
 # Figure 2: three-tier grading --------------------------------------------------------------------------
@@ -214,7 +229,7 @@ def three_tier_figure(summaries: Mapping[str, Summary]) -> Figure:
         ax.spines["left"].set_visible(False)
         _legend_on_top(ax, ncol=3)
         fig.tight_layout()
-    return fig
+    return _finished(fig)
 
 
 # Figure 3: counterfactual ------------------------------------------------------------------------------
@@ -234,6 +249,8 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
              "perturbed question": "perturbed question"}
     for label, s in summaries.items():
         for level, lv in sorted((s.get("perturbation_levels") or {}).items()):
+            if lv.get("n_paired", lv.get("n_valid")) == 0:
+                continue  # no valid perturbation answered at this level: nothing to compare
             name = PERTURBATION_NAMES.get(str(level), "")
             group = f"{label}\nlevel {level}: {name}\n(n = {lv.get('n_valid')})"
             groups.append(group)
@@ -246,7 +263,8 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
                 intervals[condition].append(ci)
             gaps.append(lv.get("memorization_gap"))
     if not rows:
-        raise ValueError("No perturbation levels in the counterfactual summaries to plot.")
+        return empty_figure("No valid perturbation was answered at any level: nothing to compare "
+                            "(see the coverage table).")
     data = pd.DataFrame(rows)
     with publication_style():
         fig, ax = plt.subplots(figsize=(max(3.4, min(FULL_WIDTH, 1.5 + 1.5 * len(groups))), 3.5))
@@ -267,7 +285,7 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
         ax.grid(axis="x", visible=False)
         _legend_on_top(ax, ncol=2)
         fig.tight_layout()
-    return fig
+    return _finished(fig)
 
 
 # Figure 4: error categories ----------------------------------------------------------------------------
@@ -300,7 +318,7 @@ def error_categories_figure(summaries: Mapping[str, Summary]) -> Figure:
     _require(summaries, "three-tier")
     shares = error_category_shares(summaries)
     if shares.empty:
-        raise ValueError("No error categories in the three-tier summaries to plot (no Level C answers).")
+        return empty_figure("No Level C answers, so no error categories to show.")
     order = category_order(shares)
     models = list(dict.fromkeys(shares["model"]))
     full = (pd.MultiIndex.from_product([models, order], names=["model", "category"]).to_frame(index=False)
@@ -324,7 +342,7 @@ def error_categories_figure(summaries: Mapping[str, Summary]) -> Figure:
         ax.grid(axis="y", visible=False)
         _legend_on_top(ax, ncol=min(3, len(models)), title="Model (Level C answers)")
         fig.tight_layout()
-    return fig
+    return _finished(fig)
 
 
 FIGURES = {

@@ -137,11 +137,14 @@ def test_every_figure_is_saved_as_non_empty_png_and_pdf(tmp_path, draw, summarie
         assert image.size[0] >= 900 and image.size[1] >= 300  # 300 dpi: sharp in print
 
 
-def test_no_runs_is_a_clear_error_not_an_empty_figure():
+def test_no_runs_is_a_clear_error_but_an_empty_run_says_why_it_is_empty():
     with pytest.raises(ValueError, match="No option-bias runs"):
         plots.option_bias_figure({})
-    with pytest.raises(ValueError, match="No perturbation levels"):
-        plots.counterfactual_figure({"local": {"accuracy_original": 0.5, "perturbation_levels": {}}})
+    empty = plots.counterfactual_figure({"local": {"accuracy_original": 0.5, "perturbation_levels": {
+        "1": {"n_valid": 0, "n_paired": 0, "accuracy": None}}}})
+    assert "No valid perturbation" in empty.axes[0].texts[0].get_text()
+    no_c = plots.error_categories_figure({"local": {"error_categories": {}}})
+    assert "No Level C answers" in no_c.axes[0].texts[0].get_text()
 
 
 def test_p_values_print_as_a_paper_prints_them():

@@ -1,0 +1,74 @@
+"""Choices rebuilt around a new correct value: gaps, order, formats and letters."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from cfa_lib.data import Question
+from cfa_lib.number_text import find_numbers
+from cfa_lib.perturb_choices import rebuild_choices
+from tests.perturb_cases import (
+    EASY_3,
+    EASY_9,
+    EASY_569,
+    only_number,
+)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rebuilt_choices_keep_relative_gaps_order_and_formats(seed):
+    options = {letter: find_numbers(text)[0] for letter, text in EASY_3.choices.items()}
+    choices, letter = rebuild_choices(EASY_3, options, 90_000.0, np.random.default_rng(seed))
+    assert choices[letter] == "$90,000."
+    # every option as "$dd,ddd." (the last gets the '.' FinEval dropped), sorted like the original
+    assert all(re.fullmatch(r"\$\d\d,\d{3}\.", text) for text in choices.values())
+    numbers = [only_number(choices[k]) for k in "ABC"]
+    assert numbers == sorted(numbers)
+    # the same relative gaps |d - c| / c as in the original (112,555 and 113,330 against 113,733)
+    gaps = sorted(abs(n - 90_000) / 90_000 for k, n in zip("ABC", numbers, strict=True) if k != letter)
+    assert gaps == [pytest.approx(403 / 113_733, abs=1e-5), pytest.approx(1178 / 113_733, abs=1e-5)]
+
+
+def test_rebuilt_choices_put_the_correct_option_at_every_letter():
+    options = {letter: find_numbers(text)[0] for letter, text in EASY_3.choices.items()}
+    letters = {rebuild_choices(EASY_3, options, 90_000.0, np.random.default_rng(s))[1] for s in range(12)}
+    assert letters == {"A", "B", "C"}
+
+
+def test_rebuilt_percent_choices_keep_their_own_words():
+    options = {letter: find_numbers(text)[0] for letter, text in EASY_9.choices.items()}
+    for seed in range(6):
+        choices, letter = rebuild_choices(EASY_9, options, 10.0, np.random.default_rng(seed))
+        assert choices[letter] == "10.0% compounded semiannually."
+        assert sorted(choices.values(), key=only_number) == list(choices.values())
+        words = sorted(text.split("% ")[1] for text in choices.values())
+        assert words == ["compounded continuously.", "compounded daily.", "compounded semiannually."]
+        gaps = sorted(round(abs(only_number(t) - 10.0), 1) for k, t in choices.items() if k != letter)
+        assert gaps == [0.4, 0.6]  # 8.0% vs 7.7% and 7.5%, scaled to 10.0%
+
+
+def test_rebuilt_choices_add_decimals_rather_than_merge():
+    options = {letter: find_numbers(text)[0] for letter, text in EASY_569.choices.items()}
+    choices, letter = rebuild_choices(EASY_569, options, 2.0, np.random.default_rng(0))
+    assert choices[letter] == "2.000."
+    assert len(set(choices.values())) == 3
+
+
+def test_negative_options_keep_their_sign_character():
+    question = Question(
+        id="easy_76",
+        dataset="easy",
+        index=76,
+        stem="The price of a stock at t = 0 is $208.25 and at t = 1 is $186.75. The continuously compounded "
+        "rate of return for the stock from t = 0 to t = 1 is closest to:",
+        choices={"A": "–10.90%.", "B": "–10.32%.", "C": "11.51%."},
+        answer="A",
+    )
+    options = {letter: find_numbers(text)[0] for letter, text in question.choices.items()}
+    assert options["A"].number == -10.90
+    choices, letter = rebuild_choices(question, options, -20.0, np.random.default_rng(0))
+    assert choices[letter] == "–20.00%."
+    assert sorted(choices.values()) == sorted(["–20.00%.", "–18.94%.", "21.12%."])
