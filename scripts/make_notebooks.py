@@ -41,16 +41,15 @@ def code(text: str, tags: list[str] | None = None) -> dict:
     return cell("code", text, tags)
 
 
-SETUP = """
-import warnings
+def setup(*imports: str) -> dict:
+    """The import cell: the experiment's module and what its cells display with."""
+    ipython = [line for line in imports if line.startswith("from IPython")]
+    ours = sorted([line for line in imports if line not in ipython] + [
+        "from cfa_lib import plots",
+        "from cfa_lib.experiments.common import Settings, by_model, run_or_load",
+    ])
+    return code("\n\n".join("\n".join(block) for block in (ipython, ours) if block) + "\n\nplots.use_style()")
 
-from IPython.display import Markdown, display
-
-from cfa_lib import plots
-from cfa_lib.experiments.common import Settings, by_model, run_or_load
-
-warnings.filterwarnings("ignore", category=FutureWarning)
-"""
 
 OPTION_BIAS = [
     md("""
@@ -73,9 +72,7 @@ tolerance = 0.02         # relative tolerance of the numeric grading
 max_concurrency = 8
 results_path = None      # a results.json to analyse instead of running
 """, ["parameters"]),
-    code(SETUP + """
-from cfa_lib.experiments import option_bias
-"""),
+    setup("from IPython.display import Markdown, display", "from cfa_lib.experiments import option_bias"),
     md("## Run\n\nThe cost estimate comes first; completions are cached, so a rerun is free and an "
        "interrupted run resumes where it stopped."),
     code("""
@@ -114,9 +111,7 @@ tolerance = 0.02
 max_concurrency = 8
 results_path = None
 """, ["parameters"]),
-    code(SETUP + """
-from cfa_lib.experiments import three_tier
-"""),
+    setup("from IPython.display import display", "from cfa_lib.experiments import three_tier"),
     md("## Run"),
     code("""
 settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, judge_model=judge_model,
@@ -153,9 +148,7 @@ perturbation_levels = [1]      # any of 1, 2, 3
 max_concurrency = 8
 results_path = None
 """, ["parameters"]),
-    code(SETUP + """
-from cfa_lib.experiments import counterfactual
-"""),
+    setup("from cfa_lib.experiments import counterfactual"),
     md("## Run"),
     code("""
 settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,20 @@ from cfa_lib.results import write_json_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORT_ENV = "CFA_RELIABILITY_JSON"  # lets a test of this module write elsewhere
+
+
+# pytest's per-test folders ("/tmp/pytest-of-root/pytest-33/test_x0/...") mean nothing in the book.
+TMP_PATH = re.compile(re.escape(tempfile.gettempdir()) + r"/pytest-of-[^/]+/pytest-\d+/[^/\s']+")
+
+
+def _portable(value: Any) -> Any:
+    if isinstance(value, str):
+        return TMP_PATH.sub("$TMP", value)
+    if isinstance(value, dict):
+        return {k: _portable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_portable(v) for v in value]
+    return value
 
 
 def report_path() -> Path:
@@ -34,5 +50,5 @@ def record(check: str, *, theme: str, title: str, passed: bool, figures: dict[st
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     report["updated"] = now
     report["checks"][check] = {"theme": theme, "title": title, "passed": bool(passed), "measured": now,
-                               "figures": figures}
+                               "figures": _portable(figures)}
     write_json_atomic(report, path)

@@ -107,7 +107,7 @@ def test_bad_parameter_fails_in_the_first_cell_that_uses_it(executed: dict[str, 
     message = error[2] if error else ""
     passed = (done.returncode != 0 and error is not None and "Settings(" in error[1]
               and message.startswith("ParameterError: ") and all(f in message for f in expected))
-    record(f"params/{case.id}", theme="Bad input", title=f"notebook {case.notebook}: {case.name}",
+    record(f"params/{case.id}", theme="Bad input", title=f"notebook {case.notebook}: {case.name.replace('-', ' ')}",
            passed=passed, figures={"exit code": done.returncode, "message": message.removeprefix("ParameterError: "),
                                    "model calls": 0})
     assert done.returncode != 0
