@@ -25,12 +25,14 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
+from cfa_lib import reliability_page
 from cfa_lib.results import PROJECT_ROOT, results_root
 
 EXECUTED = ("01_option_bias", "02_three_tier", "03_counterfactual", "04_paper_figures")
 MATHJAX_SPEC = "mathjax@3"
 MATHJAX_CACHE = PROJECT_ROOT / ".cache" / "npm"
 OUTPUT = PROJECT_ROOT / "build" / "book"
+RELIABILITY_REPORT = PROJECT_ROOT / "build" / "reliability.json"  # written by tests/test_reliability_*.py
 PDF_PATH = PROJECT_ROOT / "build" / "book.pdf"
 SECRET_NAME = re.compile(r"(_KEY|_TOKEN)$")
 # A script or stylesheet loaded from the network (links to papers in the text are fine).
@@ -169,9 +171,10 @@ def write_generated(root: Path, results_dir: Path | None = None) -> list[Path]:
     import nbformat
 
     book = root / "book"
-    written = [book / "generated_prompts.md", book / "generated_run_metadata.md"]
+    written = [book / "generated_prompts.md", book / "generated_run_metadata.md", book / "generated_reliability.md"]
     written[0].write_text(prompts_page(), encoding="utf-8")
     written[1].write_text(run_metadata_page(results_dir), encoding="utf-8")
+    written[2].write_text(reliability_page.render(RELIABILITY_REPORT), encoding="utf-8")
     for name in EXECUTED:
         path = book / "executed" / f"{name}.ipynb"
         if not path.exists():

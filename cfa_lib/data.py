@@ -94,14 +94,18 @@ def load_dataset(name: str, limit: int | None = None, sample_seed: int | None = 
     if sample_seed is not None and (isinstance(sample_seed, bool) or not isinstance(sample_seed, int)):
         raise ValueError(f"sample_seed={sample_seed!r} must be an integer or None")
 
-    rows = _read_rows(datasets_dir() / DATASET_FILES[name])
+    path = datasets_dir() / DATASET_FILES[name]
+    rows = _read_rows(path)
     indices = list(range(len(rows)))
     if limit is not None and limit < len(rows):
         if sample_seed is None:
             indices = indices[:limit]
         else:
             indices = sorted(random.Random(sample_seed).sample(indices, limit))
-    return [parse_row(name, i, rows[i]) for i in indices]
+    try:
+        return [parse_row(name, i, rows[i]) for i in indices]
+    except DatasetError as exc:
+        raise DatasetError(f"dataset file {path}: {exc}") from None
 
 
 def _read_rows(path: Path) -> list[Mapping]:

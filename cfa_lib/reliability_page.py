@@ -34,7 +34,8 @@ def _cell(value: Any) -> str:
         text = "–"
     else:
         text = str(value)
-    return " ".join(text.replace("|", "\\|").replace("<", "&lt;").split())
+    # "|" would end the table cell, "<" open HTML, and "$" start MyST's inline maths.
+    return " ".join(text.replace("|", "\\|").replace("<", "&lt;").replace("$", "\\$").split())
 
 
 def _figures(figures: Mapping[str, Any]) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from cfa_lib import __version__, params
-from cfa_lib.data import DATASET_FILES, DatasetError, Question, datasets_dir, load_dataset
+from cfa_lib.data import Question, load_dataset
 from cfa_lib.extract import Number
 from cfa_lib.models import Completion, get_client
 from cfa_lib.prompts import PROMPT_VERSION
@@ -52,14 +52,7 @@ class Settings:
         return self.judge_model or default_judge(self.model)
 
     def questions(self) -> list[Question]:
-        """The questions to ask; a malformed row fails naming the file as well as the row."""
-        try:
-            return load_dataset(self.dataset, limit=self.limit, sample_seed=self.sample_seed)
-        except DatasetError as exc:
-            file = datasets_dir() / DATASET_FILES[self.dataset]
-            if str(file) in str(exc):
-                raise
-            raise DatasetError(f"dataset file {file}: {exc}") from exc
+        return load_dataset(self.dataset, limit=self.limit, sample_seed=self.sample_seed)
 
 
 def default_judge(model: str) -> str:

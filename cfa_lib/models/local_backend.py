@@ -6,6 +6,7 @@ because a llama.cpp context is not thread-safe.
 
 from __future__ import annotations
 
+import atexit
 import threading
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,15 @@ SEED = 1234
 _models: dict[tuple[Path, int], tuple[Any, threading.Lock]] = {}
 _vocabs: dict[Path, Any] = {}
 _load_lock = threading.Lock()
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free the models while the interpreter is intact; llama.cpp's own finalizer fails at shutdown."""
+    for llm in [model for model, _ in _models.values()] + list(_vocabs.values()):
+        llm.close()
+    _models.clear()
+    _vocabs.clear()
 
 
 def _llama_class() -> Any:
