@@ -140,6 +140,16 @@ def empty_figure(message: str) -> Figure:
     return _finished(fig)
 
 
+def _accuracy_axes(ax, top: float) -> None:
+    """The y axis of the paired accuracy bars (0-100 %, room above for the annotations), legend on top."""
+    ax.set_ylim(0, top)
+    ax.set_yticks(range(0, 101, 20))
+    ax.set_ylabel("Accuracy (%)")
+    ax.set_xlabel("")
+    ax.grid(axis="x", visible=False)
+    _legend_on_top(ax, ncol=2)
+
+
 def _legend_on_top(ax, ncol: int, title: str | None = None) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if ax.get_legend() is not None:
@@ -179,12 +189,7 @@ def option_bias_figure(summaries: Mapping[str, Summary]) -> Figure:
                 text += f"\n95% CI [{_pct(ci[0]):.1f}, {_pct(ci[1]):.1f}]"
             ax.text(i, 103, f"{text}\nMcNemar {format_p(mc.get('p_value'))}", ha="center", va="bottom",
                     fontsize=7.5)
-        ax.set_ylim(0, 124)
-        ax.set_yticks(range(0, 101, 20))
-        ax.set_ylabel("Accuracy (%)")
-        ax.set_xlabel("")
-        ax.grid(axis="x", visible=False)
-        _legend_on_top(ax, ncol=2)
+        _accuracy_axes(ax, top=124)
         fig.tight_layout()
     return _finished(fig)
 
@@ -278,12 +283,7 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
         for i, gap in enumerate(gaps):
             text = "gap n/a" if gap is None else f"gap {_pct(gap):+.1f} pp"
             ax.text(i, 103, text, ha="center", va="bottom", fontsize=7.5)
-        ax.set_ylim(0, 112)
-        ax.set_yticks(range(0, 101, 20))
-        ax.set_ylabel("Accuracy (%)")
-        ax.set_xlabel("")
-        ax.grid(axis="x", visible=False)
-        _legend_on_top(ax, ncol=2)
+        _accuracy_axes(ax, top=112)
         fig.tight_layout()
     return _finished(fig)
 

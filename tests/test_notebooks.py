@@ -95,3 +95,19 @@ def test_three_tier_notebook_on_the_embedded_model(tmp_path: Path, run_env: dict
                 "conceptual_error", "formula_error", "assumption_error", "arithmetic_error", "reading_error",
                 "incomplete_reasoning", "unclassified"}
     assert "Traceback" not in outputs_text(out)
+
+
+@pytest.mark.slow
+def test_counterfactual_notebook_on_the_embedded_model(tmp_path: Path, run_env: dict[str, str]) -> None:
+    """The tiny model fails most formula extractions: that must show as honest counts, not a crash."""
+    out = tmp_path / "03.ipynb"
+    done = papermill("03_counterfactual.ipynb", out, run_env, "model=local", "limit=4")
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads(only_results(run_env, "counterfactual").read_text())
+    coverage = data["summary"]["coverage"]["1"]
+    assert sum(coverage.values()) == 4  # every question accounted for at level 1
+    assert set(coverage) == {"valid", "not_perturbable", "not_verifiable", "rejected"}
+    assert coverage["not_perturbable"] >= 3  # easy_0..2 are conceptual; easy_3 is a compound-growth question
+    assert all(r["original"]["answer"] in {"A", "B", "C", None} for r in data["results"])
+    text = outputs_text(out)
+    assert "Traceback" not in text and "level 1" in text

@@ -11,6 +11,7 @@ from cfa_lib.experiments import three_tier as tt
 from cfa_lib.extract import extract_number
 from cfa_lib.gold import GoldAnswer, from_option
 from cfa_lib.grading import gold_number_from_option
+from cfa_lib.models import Completion
 from cfa_lib.results import REFERENCE_DIR
 
 EASY = {q.id: q for q in load_dataset("easy", limit=40)}
@@ -105,3 +106,41 @@ def test_gold_from_option_for_every_numeric_option_of_cfa_easy() -> None:
         assert (gold.numerical, gold.unit) == (read.value, read.unit), question.id
         n += 1
     assert n >= 85  # of the 154 correct options with a digit, the rest carry two numbers or none to grade by
+
+
+def reply(text: str = "", **kw) -> Completion:
+    return Completion(text=text, model="test", **kw)
+
+
+def test_text_answer_goes_to_the_judge_and_takes_its_level() -> None:
+    # CFA-Easy #0: the key is "expected inflation." — no number to grade by.
+    gold = GoldAnswer(None, None, EASY["easy_0"].correct_text, None, None, "text")
+    response = reply("The nominal risk-free rate is the real rate plus a premium for expected inflation.")
+    row = tt.first_pass(EASY["easy_0"], gold, response, 0.02)
+    assert row["level"] is None and not row["evaluation"]["auto_graded"] and row["excluded"] is None
+    tt.apply_verdict(row, gold, reply(parsed={"level": "A", "reasoning": "Same premium named."}))
+    assert row["level"] == "exact" and row["evaluation"]["reasoning"] == "Same premium named."
+
+
+def test_numeric_answers_are_auto_graded_in_the_first_pass() -> None:
+    row = tt.first_pass(EASY["easy_10"], PERPETUITY, reply("PV = 2000/0.06 = £33,333"), 0.02)
+    assert row["level"] == "incorrect" and row["evaluation"]["auto_graded"]
+    assert row["evaluation"]["student_value"] == 33333 and row["evaluation"]["gold_value"] == 400000
+
+
+def test_failed_model_or_judge_excludes_the_row() -> None:
+    failed = reply(error="HTTP 500 after 5 attempts", error_kind="failed")
+    row = tt.first_pass(EASY["easy_10"], PERPETUITY, failed, 0.02)
+    assert row["excluded"] == "MODEL_FAILED" and row["level"] is None
+    row = tt.first_pass(EASY["easy_10"], PERPETUITY, reply("The perpetuity is worth more."), 0.02)
+    tt.apply_verdict(row, PERPETUITY, failed)
+    assert row["excluded"] == "JUDGE_FAILED" and row["level"] is None
+
+
+def test_attribution_outside_the_set_becomes_unclassified() -> None:
+    bad = reply('{"error_category": "bad_luck"}', error="reply does not fit the schema", error_kind="invalid_json")
+    assert tt.attribution(bad)["error_category"] == "unclassified"
+    good = reply(parsed={"error_category": "assumption_error", "explanation": "Annual rate used.",
+                         "could_be_fixed_with_tools": True})
+    assert tt.attribution(good) == {"error_category": "assumption_error", "explanation": "Annual rate used.",
+                                    "could_be_fixed_with_tools": True}

@@ -129,60 +129,24 @@ def run(settings: Settings, gold_model: str | None = None, agreement_sample: int
                                      max_concurrency=settings.max_concurrency, desc="Open answers")
     golds = gold_answers(questions, gold_client, settings.max_concurrency)
 
-    rows, to_judge, auto = [], [], []
-    for question, response in zip(questions, responses, strict=True):
-        gold = golds[question.id]
-        answer = extract_number(response.text) if response.ok else None
-        row: dict[str, Any] = {
-            "question_id": question.id, "correct_answer_letter": question.answer, "level": None,
-            "gold_answer": gold.to_dict(), "model_response": response.text, "thinking": response.thinking,
-            "evaluation": {"reasoning": None, "auto_graded": False,
-                           "student_value": answer.value if answer else None,
-                           "student_unit": answer.unit if answer else None, "gold_value": gold.numerical},
-            "error_attribution": None, "excluded": None,
-        }
-        rows.append(row)
-        if not response.ok:
-            row["excluded"] = "MODEL_FAILED"
-            row["evaluation"]["reasoning"] = response.error
-            continue
-        if gold.numerical is not None and answer is not None:
-            distractors = [gold_number_from_option(t) for t in question.distractors.values()]
-            tier = numeric_tier(answer, gold, distractors, settings.tolerance)
-            row["evaluation"]["reasoning"] = tier.reasoning
-            if tier.level is not None:
-                row["level"] = LEVEL_NAMES[tier.level]
-                row["evaluation"]["auto_graded"] = True
-                auto.append((question, gold, row))
-                continue
-        to_judge.append((question, gold, row))
-
-    rng = random.Random(agreement_seed)
-    agreement_items = rng.sample(auto, min(agreement_sample, len(auto)))
+    rows = [first_pass(q, golds[q.id], r, settings.tolerance) for q, r in zip(questions, responses, strict=True)]
+    items = list(zip(questions, (golds[q.id] for q in questions), rows, strict=True))
+    to_judge = [item for item in items if item[2]["level"] is None and not item[2]["excluded"]]
+    auto = [item for item in items if item[2]["evaluation"]["auto_graded"]]
+    agreement_items = random.Random(agreement_seed).sample(auto, min(agreement_sample, len(auto)))
     judged = judge.complete_many(
         [tier_request(q, g, r["model_response"]) for q, g, r in to_judge + agreement_items],
         max_concurrency=settings.max_concurrency, desc="Judge") if to_judge or agreement_items else []
     for (_, gold, row), completion in zip(to_judge, judged[: len(to_judge)], strict=True):
-        verdict = parsed_or_none(completion, TierVerdict)
-        if verdict is None:
-            row["excluded"] = "JUDGE_FAILED"
-            continue
-        numeric_band = gold.numerical is not None and row["evaluation"]["student_value"] is not None
-        row["level"] = judged_level(verdict, numeric_band)
-        row["evaluation"]["reasoning"] = verdict.reasoning
-        row["evaluation"]["judge_level"] = verdict.level
+        apply_verdict(row, gold, completion)
     agreement = judge_agreement(agreement_items, judged[len(to_judge):])
 
-    wrong = [(q, g, r) for q, g, r in zip(questions, (golds[q.id] for q in questions), rows, strict=True)
-             if r["level"] == "incorrect"]
+    wrong = [(q, g, r) for q, g, r in items if r["level"] == "incorrect"]
     attributions = judge.complete_many([error_request(q, g, r["model_response"]) for q, g, r in wrong],
                                        max_concurrency=settings.max_concurrency,
                                        desc="Error attribution") if wrong else []
     for (_, _, row), completion in zip(wrong, attributions, strict=True):
-        parsed = parsed_or_none(completion, ErrorAttribution)
-        row["error_attribution"] = parsed.model_dump() if parsed else {
-            "error_category": "unclassified", "explanation": completion.error,
-            "could_be_fixed_with_tools": None}
+        row["error_attribution"] = attribution(completion)
 
     summary = summarize(rows)
     summary["judge_agreement"] = agreement
@@ -191,6 +155,51 @@ def run(settings: Settings, gold_model: str | None = None, agreement_sample: int
     data = {"metadata": metadata(EXPERIMENT, settings, len(questions), gold_model=gold_name),
             "summary": summary, "results": rows}
     return data, write_results(EXPERIMENT, new_run_id(settings.model, settings.dataset), data)
+
+
+def first_pass(question: Question, gold: GoldAnswer, response: Completion, tolerance: float) -> dict[str, Any]:
+    """A results row graded as far as numbers go: a level when they decide, else None for the judge."""
+    answer = extract_number(response.text) if response.ok else None
+    row: dict[str, Any] = {
+        "question_id": question.id, "correct_answer_letter": question.answer, "level": None,
+        "gold_answer": gold.to_dict(), "model_response": response.text, "thinking": response.thinking,
+        "evaluation": {"reasoning": None, "auto_graded": False,
+                       "student_value": answer.value if answer else None,
+                       "student_unit": answer.unit if answer else None, "gold_value": gold.numerical},
+        "error_attribution": None, "excluded": None,
+    }
+    if not response.ok:
+        row["excluded"] = "MODEL_FAILED"
+        row["evaluation"]["reasoning"] = response.error
+    elif gold.numerical is not None and answer is not None:
+        distractors = [gold_number_from_option(t) for t in question.distractors.values()]
+        tier = numeric_tier(answer, gold, distractors, tolerance)
+        row["evaluation"]["reasoning"] = tier.reasoning
+        if tier.level is not None:
+            row["level"] = LEVEL_NAMES[tier.level]
+            row["evaluation"]["auto_graded"] = True
+    return row
+
+
+def apply_verdict(row: dict[str, Any], gold: GoldAnswer, completion: Completion) -> None:
+    """The judge's level and reasoning into the row; a failed judge excludes the row, never grades it C."""
+    verdict = parsed_or_none(completion, TierVerdict)
+    if verdict is None:
+        row["excluded"] = "JUDGE_FAILED"
+        return
+    numeric_band = gold.numerical is not None and row["evaluation"]["student_value"] is not None
+    row["level"] = judged_level(verdict, numeric_band)
+    row["evaluation"]["reasoning"] = verdict.reasoning
+    row["evaluation"]["judge_level"] = verdict.level
+
+
+def attribution(completion: Completion) -> dict[str, Any]:
+    """The error category of a Level C answer; a reply outside the fixed set (after the engine's one
+    retry) is `unclassified`, so raw model text never lands in the category field."""
+    parsed = parsed_or_none(completion, ErrorAttribution)
+    if parsed is not None:
+        return parsed.model_dump()
+    return {"error_category": "unclassified", "explanation": completion.error, "could_be_fixed_with_tools": None}
 
 
 def judge_agreement(items: Sequence[tuple[Question, GoldAnswer, dict]], completions: Sequence[Completion]
