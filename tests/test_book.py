@@ -2,8 +2,8 @@
 
 The browser is Debian's `chromium`, driven over the Chrome DevTools Protocol with `websocket-client`
 (no driver binary to match). The slow fixture copies the book's sources to a temporary folder, runs
-the pipeline into it (notebook 04 alone on the reference runs, or with CFA_BOOK_FULL=1 the whole
-pipeline on the embedded model, 3 questions), and builds the book there, so a developer's own
+the whole pipeline into it (notebooks 01-04 on the embedded model, 3 questions; with CFA_BOOK_FULL=0
+notebook 04 alone on the reference runs), and builds the book there, so a developer's own
 book/executed/ and build/book/ are left alone. A results file whose model output contains a
 `<script>` element is added to the run, to check that model text reaches the page as text.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -30,7 +31,9 @@ from cfa_lib.results import PROJECT_ROOT, REFERENCE_DIR
 INJECTED = "<script>window.__cfaInjected = 1</script>"
 SCREENSHOT = PROJECT_ROOT / "artifacts" / "book_results.png"
 RESULTS_PAGES = ["book/results.html", *(f"book/executed/{name}.html" for name in book_build.EXECUTED)]
-FULL = os.environ.get("CFA_BOOK_FULL") == "1"
+# The whole main job on the embedded model by default; CFA_BOOK_FULL=0 builds from notebook 04 alone (faster).
+FULL = os.environ.get("CFA_BOOK_FULL", "1") == "1"
+FAKE_SECRETS = {"OPENAI_API_KEY": f"sk-test-{secrets.token_hex(16)}", "CFA_TEST_TOKEN": secrets.token_hex(12)}
 
 
 # Fast checks of the generated pages and the guards ------------------------------------------------------
@@ -188,7 +191,9 @@ def add_injection_run(results_dir: Path) -> None:
 
 
 def run(command: list[str], cwd: Path) -> None:
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=1500)
+    """Run with fake credentials set, as a user with an API key would (the book must not carry them)."""
+    env = {**os.environ, **FAKE_SECRETS}
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=1500)
     assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
 
 
@@ -273,6 +278,15 @@ def test_results_page_screenshot_is_saved_for_review(book, browser):
     browser.evaluate("document.getElementById('option-bias-table-p1a-figure-1').scrollIntoView()")
     browser.screenshot(SCREENSHOT)
     assert SCREENSHOT.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and SCREENSHOT.stat().st_size > 50_000
+
+
+@pytest.mark.slow
+def test_no_file_written_by_the_run_and_the_build_holds_a_credential(book):
+    written = [p for p in book.rglob("*") if p.is_file() and p.stat().st_size < 50_000_000]
+    assert len(written) > 50
+    leaks = [f"{p}: {name}" for p in written for name, value in FAKE_SECRETS.items()
+             if value.encode() in p.read_bytes()]
+    assert leaks == []
 
 
 @pytest.mark.slow

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from cfa_lib.results import REFERENCE_DIR
 from cfa_lib.stats import cohen_kappa, mcnemar, paired_bootstrap_diff, paired_outcomes, wilson_interval
-
-REFERENCE_RUNS = Path(__file__).resolve().parents[2] / "shared" / "reference_runs"
 
 
 def test_mcnemar_published_case():
@@ -35,9 +33,7 @@ def test_mcnemar_reference_run_gpt_4o_mini():
 
 
 def test_mcnemar_matches_the_reference_run_summary():
-    path = REFERENCE_RUNS / "A5_option_bias_gpt-4o-mini.json"
-    if not path.exists():
-        pytest.skip(f"{path} is not available")
+    path = REFERENCE_DIR / "A5_option_bias_gpt-4o-mini.json"
     run = json.loads(path.read_text(encoding="utf-8"))
     rows = run["results"]
     outcomes = paired_outcomes([r["correct_with_options"] for r in rows], [r["correct_without_options"] for r in rows])
