@@ -19,6 +19,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from cfa_lib import plots
+from cfa_lib.experiments.common import excerpt
 from cfa_lib.results import PROJECT_ROOT, latest_runs, load_results, reference_files
 
 EXPERIMENTS = ("option_bias", "three_tier", "counterfactual")
@@ -321,7 +322,7 @@ def figure(name: str, runs: Mapping[str, Sequence[Run]], figures_dir: str | Path
     return fig
 
 
-def biased_examples(runs: Sequence[Run], per_run: int = 2, excerpt: int = 300) -> pd.DataFrame:
+def biased_examples(runs: Sequence[Run], per_run: int = 2, length: int = 300) -> pd.DataFrame:
     """A few option-biased questions per run, with what the model said without the choices.
 
     Model text is shown as data (a DataFrame, escaped when rendered as HTML), never as markup.
@@ -337,6 +338,6 @@ def biased_examples(runs: Sequence[Run], per_run: int = 2, excerpt: int = 300) -
                 "correct": r.get("correct_answer"),
                 "answer with options": r.get("answer_with"),
                 "verdict without options": r.get("judge_verdict"),
-                "response without options (excerpt)": text[:excerpt] + ("…" if len(text) > excerpt else ""),
+                "response without options (excerpt)": excerpt(text, length),
             })
     return pd.DataFrame(rows)

@@ -184,4 +184,5 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     ).to_numpy()
     if len(categories) == 1:
         return 1.0
-    return float(sm_cohens_kappa(table).kappa)
+    with np.errstate(divide="ignore", invalid="ignore"):  # its z statistic divides by 0 on tiny tables
+        return float(sm_cohens_kappa(table).kappa)

@@ -1,4 +1,4 @@
-"""What every experiment shares: its settings, the clients, metadata, judge calls and token accounting."""
+"""What every experiment shares: its settings, the clients, metadata and token accounting."""
 
 from __future__ import annotations
 
@@ -9,20 +9,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from cfa_lib import __version__, params
 from cfa_lib.data import Question, load_dataset
 from cfa_lib.extract import Number
-from cfa_lib.models import Completion, get_client
+from cfa_lib.models import Completion, get_client, parse_model_name
 from cfa_lib.prompts import PROMPT_VERSION
-
-
-class JudgeVerdict(BaseModel):
-    """The open-answer judge's reply (experiment card A5)."""
-
-    correct: bool
-    reasoning: str
 
 
 @dataclass(frozen=True)
@@ -57,8 +48,6 @@ class Settings:
 
 def default_judge(model: str) -> str:
     """gpt-4o-mini judges OpenAI models (as in the study); any other model judges itself, offline."""
-    from cfa_lib.models import parse_model_name
-
     return "gpt-4o-mini" if parse_model_name(model).backend == "openai" else model
 
 
@@ -136,3 +125,11 @@ def run_or_load(experiment, settings: Settings, results_path: str | Path | None 
 def by_model(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """{model: summary} of one loaded run, the shape every figure in `cfa_lib.plots` takes."""
     return {str(data["metadata"]["model"]): data["recomputed_summary"]}
+
+
+def excerpt(text: str | None, length: int, from_end: bool = False) -> str:
+    """Text for a table cell: whitespace collapsed (tables show newlines as literal "\\n"), cut to length."""
+    flat = " ".join((text or "").split())
+    if len(flat) <= length:
+        return flat
+    return "…" + flat[-length:] if from_end else flat[:length] + "…"

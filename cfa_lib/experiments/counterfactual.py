@@ -16,7 +16,7 @@ import pandas as pd
 
 from cfa_lib import params, prompts, stats
 from cfa_lib.data import Question, load_dataset
-from cfa_lib.experiments.common import Settings, metadata, ready_client, usage
+from cfa_lib.experiments.common import Settings, excerpt, metadata, ready_client, usage
 from cfa_lib.experiments.option_bias import grade_mcq
 from cfa_lib.models import Request, parse_model_name
 from cfa_lib.perturb import build_perturbations, coverage_counts
@@ -199,7 +199,7 @@ def accuracy_table(data: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows).T
 
 
-def suspects(data: dict[str, Any], excerpt: int = 500) -> pd.DataFrame:
+def suspects(data: dict[str, Any], length: int = 500) -> pd.DataFrame:
     """Right on the original, wrong on a perturbation: the two questions side by side."""
     dataset = data["metadata"].get("dataset", "easy")
     questions = {q.id: q for q in load_dataset(dataset)} if data["results"] else {}
@@ -213,9 +213,9 @@ def suspects(data: dict[str, Any], excerpt: int = 500) -> pd.DataFrame:
                 rows.append({
                     "question": row["question_id"],
                     "level": p["level"],
-                    "original": original.mcq_text()[:excerpt] if original else "",
-                    "perturbed": (p.get("question") or "")[:excerpt] + "\n\n" + "\n".join(
-                        f"{k}: {v}" for k, v in (p.get("choices") or {}).items()),
+                    "original": excerpt(original.mcq_text(), length) if original else "",
+                    "perturbed": excerpt(" ".join([p.get("question") or "", *(
+                        f"{k}: {v}" for k, v in (p.get("choices") or {}).items())]), length),
                     "answers (original → perturbed)": f"{row['original']['answer']} → {p.get('model_answer')} "
                                                       f"(key {row['correct_answer']} → {p.get('correct_letter')})",
                 })

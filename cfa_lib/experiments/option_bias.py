@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import BaseModel
 
 from cfa_lib import prompts, stats
 from cfa_lib.data import Question
 from cfa_lib.experiments.common import (
-    JudgeVerdict,
     Settings,
     count,
+    excerpt,
     format_number,
     metadata,
     ready_client,
@@ -31,6 +32,14 @@ from cfa_lib.models import Completion, Request
 from cfa_lib.results import load_results, new_run_id, write_results
 
 EXPERIMENT = "option_bias"
+
+
+class JudgeVerdict(BaseModel):
+    """The open-answer judge's reply (experiment card A5)."""
+
+    correct: bool
+    reasoning: str
+
 
 NUMERICAL_MATCH = "NUMERICAL_MATCH"
 NUMERICAL_MISMATCH = "NUMERICAL_MISMATCH"
@@ -247,7 +256,7 @@ def contingency_table(data: dict[str, Any]) -> pd.DataFrame:
     )
 
 
-def biased_questions(data: dict[str, Any], excerpt: int = 400) -> pd.DataFrame:
+def biased_questions(data: dict[str, Any], length: int = 400) -> pd.DataFrame:
     """The option-biased questions with both answers side by side."""
     rows = [
         {
@@ -256,11 +265,11 @@ def biased_questions(data: dict[str, Any], excerpt: int = 400) -> pd.DataFrame:
             "with options": r["answer_with"],
             "without options (extracted)": r["answer_without"],
             "verdict": r["judge_verdict"],
-            "response without options": (r.get("response_without") or "")[:excerpt],
+            "response without options (end)": excerpt(r.get("response_without"), length, from_end=True),
         }
         for r in data["results"]
         if r.get("option_biased")
     ]
     columns = ["question", "correct", "with options", "without options (extracted)", "verdict",
-               "response without options"]
+               "response without options (end)"]
     return pd.DataFrame(rows, columns=columns)

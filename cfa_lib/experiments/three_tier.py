@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from cfa_lib import params, prompts, stats
 from cfa_lib.data import Question
-from cfa_lib.experiments.common import Settings, count, metadata, ready_client, usage
+from cfa_lib.experiments.common import Settings, count, excerpt, metadata, ready_client, usage
 from cfa_lib.extract import Number, extract_number
 from cfa_lib.gold import GoldAnswer, gold_answers
 from cfa_lib.grading import gold_number_from_option, grade_number
@@ -274,7 +274,7 @@ def accuracy_table(data: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame({"value": rows})
 
 
-def worked_examples(data: dict[str, Any], per_level: int = 2, excerpt: int = 300) -> pd.DataFrame:
+def worked_examples(data: dict[str, Any], per_level: int = 2, length: int = 300) -> pd.DataFrame:
     """A few rows per level, side by side, as in the study's card."""
     questions = {}
     rows = []
@@ -287,10 +287,10 @@ def worked_examples(data: dict[str, Any], per_level: int = 2, excerpt: int = 300
             gold = r["gold_answer"]
             rows.append({
                 "level": level,
-                "question": (q.open_text()[:excerpt] if q else r["question_id"]),
+                "question": excerpt(q.open_text(), length) if q else r["question_id"],
                 "gold": gold.get("text") if gold.get("numerical") is None else f"{gold['numerical']:g} "
                                                                               f"{gold.get('unit') or ''}",
-                "response (excerpt)": (r.get("model_response") or "")[-excerpt:],
+                "response (end)": excerpt(r.get("model_response"), length, from_end=True),
                 "reasoning": r["evaluation"].get("reasoning"),
             })
     return pd.DataFrame(rows)
