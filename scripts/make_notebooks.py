@@ -148,7 +148,7 @@ perturbation_levels = [1]      # any of 1, 2, 3
 max_concurrency = 8
 results_path = None
 """, ["parameters"]),
-    setup("from cfa_lib.experiments import counterfactual"),
+    setup("from IPython.display import display", "from cfa_lib.experiments import counterfactual"),
     md("## Run"),
     code("""
 settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed,
@@ -157,7 +157,7 @@ data, path = run_or_load(counterfactual, settings, results_path, generator_model
                          perturbation_levels=perturbation_levels)
 """),
     md("## Coverage: which questions could be perturbed and verified"),
-    code("counterfactual.coverage_table(data)"),
+    code("display(counterfactual.coverage_table(data))\ncounterfactual.status_reasons(data)"),
     md("## Accuracy on the originals and on their perturbations\n\nBoth on the same questions; the "
        "memorization gap is their difference, tested with McNemar's test on the pairs."),
     code("counterfactual.accuracy_table(data)"),

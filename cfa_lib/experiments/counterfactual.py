@@ -8,6 +8,7 @@ extraction), and the metrics compare the two on the same questions.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -181,6 +182,17 @@ def coverage_table(data: dict[str, Any]) -> pd.DataFrame:
     return table
 
 
+def status_reasons(data: dict[str, Any], top: int = 10) -> pd.DataFrame:
+    """Why items were not valid, most frequent first: the coverage table's counts explained."""
+    reasons = Counter(
+        (p["level"], p.get("status", "invalid"), " ".join(str(p.get("reason") or "").split())[:160])
+        for row in data["results"] for p in row["perturbations"] if not p["valid"]
+    )
+    rows = [{"level": level, "status": status, "reason": reason, "questions": n}
+            for (level, status, reason), n in reasons.most_common(top)]
+    return pd.DataFrame(rows, columns=["level", "status", "reason", "questions"])
+
+
 def accuracy_table(data: dict[str, Any]) -> pd.DataFrame:
     s = data["recomputed_summary"]
     rows = {}
@@ -219,4 +231,4 @@ def suspects(data: dict[str, Any], length: int = 500) -> pd.DataFrame:
                     "answers (original → perturbed)": f"{row['original']['answer']} → {p.get('model_answer')} "
                                                       f"(key {row['correct_answer']} → {p.get('correct_letter')})",
                 })
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["question", "level", "original", "perturbed", "answers (original → perturbed)"])
