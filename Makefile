@@ -41,7 +41,7 @@ pdf: install browser
 
 ## make lab: JupyterLab on notebooks/ with the project's environment
 lab: install
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
 ## Debian's Chromium (browser test, PDF) and npm (MathJax served from the book), when missing
 browser:
