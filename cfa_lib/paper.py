@@ -19,7 +19,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from cfa_lib import plots
-from cfa_lib.experiments.common import excerpt
+from cfa_lib.experiments.common import excerpt, model_label
 from cfa_lib.results import PROJECT_ROOT, latest_runs, load_results, reference_files
 
 EXPERIMENTS = ("option_bias", "three_tier", "counterfactual")
@@ -87,7 +87,7 @@ def collect_runs(experiment: str, results_dir: str | Path = "results", include_r
     runs = []
     for path, reference, data in loaded:
         meta = data["metadata"]
-        label = str(meta.get("model", path.parent.name))
+        label = model_label(str(meta.get("model", path.parent.name)))
         if len(datasets) > 1:
             label += f" · {meta.get('dataset')}"
         if reference:

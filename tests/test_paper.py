@@ -141,3 +141,11 @@ def test_a_file_of_another_experiment_is_refused_with_its_path(tmp_path):
     shutil.copy(REFERENCE_DIR / "A1_open_ended_gpt-4o-mini.json", wrong)
     with pytest.raises(ResultsFileError, match="wrong.json"):
         paper.load_run("option_bias", wrong)
+
+
+def test_model_labels_are_short_enough_for_a_legend():
+    from cfa_lib.experiments.common import model_label
+
+    assert model_label("local:/opt/models/qwen2.5-0.5b-instruct-q4.gguf") == "local:qwen2.5-0.5b-instruct-q4.gguf"
+    assert [model_label(m) for m in ("local", "qwen3:32b", "ollama/llama3.1:8b", "gpt-4o-mini")] == [
+        "local", "qwen3:32b", "ollama/llama3.1:8b", "gpt-4o-mini"]

@@ -122,9 +122,15 @@ def run_or_load(experiment, settings: Settings, results_path: str | Path | None 
     return experiment.load(path), path
 
 
+def model_label(model: str) -> str:
+    """A model name short enough for a legend: `local:/long/path/x.gguf` shows as `local:x.gguf`."""
+    prefix, _, path = model.partition(":")
+    return f"local:{Path(path).name}" if prefix == "local" and path else model
+
+
 def by_model(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """{model: summary} of one loaded run, the shape every figure in `cfa_lib.plots` takes."""
-    return {str(data["metadata"]["model"]): data["recomputed_summary"]}
+    return {model_label(str(data["metadata"]["model"])): data["recomputed_summary"]}
 
 
 def excerpt(text: str | None, length: int, from_end: bool = False) -> str:
