@@ -152,3 +152,18 @@ def test_malformed_requests_name_the_request(tmp_path: Path) -> None:
     client = get_client("gpt-4o-mini", cache_dir=tmp_path)
     with pytest.raises(ValueError, match="request 1: message 0"):
         client.complete_many([Request([{"role": "user", "content": "ok"}]), Request([{"text": "no role"}])])
+
+
+def test_timeout_and_attempts_come_from_the_environment(monkeypatch) -> None:
+    """An overnight run is tuned with CFA_TIMEOUT_S / CFA_MAX_ATTEMPTS; a bad value names the variable."""
+    from cfa_lib.models import get_client
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-env")
+    monkeypatch.setenv("CFA_TIMEOUT_S", "7.5")
+    monkeypatch.setenv("CFA_MAX_ATTEMPTS", "3")
+    client = get_client("gpt-4o-mini", cache_dir="/tmp/cfa-env-test-cache")
+    assert client.backend.timeout_s == 7.5 and client.retry.max_attempts == 3
+    assert get_client("gpt-4o-mini", timeout_s=2, max_attempts=2, cache_dir="/tmp/cfa-env-test-cache").retry.max_attempts == 2
+    monkeypatch.setenv("CFA_MAX_ATTEMPTS", "many")
+    with pytest.raises(ValueError, match="CFA_MAX_ATTEMPTS='many' is not valid"):
+        get_client("gpt-4o-mini", cache_dir="/tmp/cfa-env-test-cache")

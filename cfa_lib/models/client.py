@@ -303,6 +303,20 @@ class ModelClient:
         )
 
 
+def _positive_from_env(name: str, kind: type[int] | type[float]) -> Any:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return None
+    try:
+        number = kind(value)
+    except ValueError:
+        number = 0
+    if number <= 0:
+        raise ValueError(f"Environment variable {name}={value!r} is not valid: accepted values are a positive "
+                         f"{'integer' if kind is int else 'number'}.")
+    return number
+
+
 def get_client(
     model: str = "local",
     *,
@@ -310,7 +324,7 @@ def get_client(
     refresh: bool = False,
     cache_dir: str | Path | None = None,
     timeout_s: float | None = None,
-    max_attempts: int = 6,
+    max_attempts: int | None = None,
     backoff_base_s: float = 1.0,
     backoff_max_s: float = 60.0,
     n_ctx: int = DEFAULT_N_CTX,
@@ -319,9 +333,13 @@ def get_client(
 
     base_url: an OpenAI-compatible server (else OPENAI_BASE_URL, else api.openai.com).
     refresh: ignore cached answers (new answers still replace them in the cache).
-    timeout_s: per HTTP attempt (default 120 s for OpenAI, 600 s for Ollama).
+    timeout_s: per HTTP attempt (else CFA_TIMEOUT_S, else 120 s for OpenAI and 600 s for Ollama).
+    max_attempts: per request, retries included (else CFA_MAX_ATTEMPTS, else 6).
+    The environment variables let an overnight notebook run be tuned without editing it.
     """
     spec = parse_model_name(model)
+    timeout_s = timeout_s or _positive_from_env("CFA_TIMEOUT_S", float)
+    max_attempts = max_attempts or _positive_from_env("CFA_MAX_ATTEMPTS", int) or 6
     backend: Backend
     if spec.backend == "openai":
         backend = OpenAIBackend(spec, base_url=base_url, timeout_s=timeout_s or 120.0)
