@@ -154,16 +154,17 @@ def test_malformed_requests_name_the_request(tmp_path: Path) -> None:
         client.complete_many([Request([{"role": "user", "content": "ok"}]), Request([{"text": "no role"}])])
 
 
-def test_timeout_and_attempts_come_from_the_environment(monkeypatch) -> None:
+def test_timeout_and_attempts_come_from_the_environment(monkeypatch, tmp_path) -> None:
     """An overnight run is tuned with CFA_TIMEOUT_S / CFA_MAX_ATTEMPTS; a bad value names the variable."""
     from cfa_lib.models import get_client
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-env")
     monkeypatch.setenv("CFA_TIMEOUT_S", "7.5")
     monkeypatch.setenv("CFA_MAX_ATTEMPTS", "3")
-    client = get_client("gpt-4o-mini", cache_dir="/tmp/cfa-env-test-cache")
+    client = get_client("gpt-4o-mini", cache_dir=tmp_path)
     assert client.backend.timeout_s == 7.5 and client.retry.max_attempts == 3
-    assert get_client("gpt-4o-mini", timeout_s=2, max_attempts=2, cache_dir="/tmp/cfa-env-test-cache").retry.max_attempts == 2
+    explicit = get_client("gpt-4o-mini", timeout_s=2, max_attempts=2, cache_dir=tmp_path)
+    assert explicit.backend.timeout_s == 2 and explicit.retry.max_attempts == 2
     monkeypatch.setenv("CFA_MAX_ATTEMPTS", "many")
     with pytest.raises(ValueError, match="CFA_MAX_ATTEMPTS='many' is not valid"):
-        get_client("gpt-4o-mini", cache_dir="/tmp/cfa-env-test-cache")
+        get_client("gpt-4o-mini", cache_dir=tmp_path)
