@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from cfa_lib import prompts
 from cfa_lib.data import Question
-from cfa_lib.grading import gold_number_from_option
+from cfa_lib.grading import gold_number_from_option, numeric_key
 from cfa_lib.models import Request
 
 GoldSource = Literal["option", "model", "text"]
@@ -49,10 +49,14 @@ class GoldAnswer:
 
 
 def from_option(question: Question) -> GoldAnswer | None:
-    number = gold_number_from_option(question.correct_text)
-    if number is None:
+    """The correct option's own number; a number that a distractor shares ("a 10% increase in total
+    revenue" against "... in average revenue") cannot decide, so that question is graded in words."""
+    if gold_number_from_option(question.correct_text) is None:
         return None
-    return GoldAnswer(number.value, number.unit, question.correct_text, None, None, "option")
+    key = numeric_key(question.choices, question.answer)
+    if key is None:
+        return text_only(question, "a distractor carries the same number: graded in words")
+    return GoldAnswer(key.gold.value, key.gold.unit, question.correct_text, None, None, "option")
 
 
 def gold_request(question: Question) -> Request:

@@ -124,3 +124,13 @@ def test_reference_runs_recompute_their_own_summary(model, b, c, acc_with, acc_w
     assert mine["n_biased_questions"] == theirs["n_biased_questions"]
     assert mine["mcnemar_test"]["chi2"] == pytest.approx(theirs["mcnemar_test"]["chi2"], abs=1e-4)
     assert mine["mcnemar_test"]["significant"] == theirs["mcnemar_test"]["significant"]
+
+
+def test_options_that_share_the_number_go_to_the_judge() -> None:
+    # easy_277: C "a gain of €3.3 million on the income statement" against A "other comprehensive income of
+    # €3.3 million": the right number in the wrong place is not a match.
+    q = load_dataset("easy", limit=278)[277]
+    QUESTIONS[q.id] = q
+    judged = answer("", parsed={"correct": False, "reasoning": "Puts the gain in OCI."})
+    row = grade(q.id, "ANSWER: C", "It is recognised in other comprehensive income: €3.3 million.", judged)
+    assert row["judge_verdict"] == ob.JUDGE_INCORRECT

@@ -27,7 +27,7 @@ from cfa_lib.experiments.common import (
     usage,
 )
 from cfa_lib.extract import extract_choice, extract_number
-from cfa_lib.grading import gold_number_from_option, grade_number
+from cfa_lib.grading import grade_number, numeric_key
 from cfa_lib.models import Completion, Request
 from cfa_lib.results import load_results, new_run_id, write_results
 
@@ -67,13 +67,13 @@ def judge_request(question: Question, response: str) -> Request:
 
 
 def grade_open_numerically(question: Question, response: str, tolerance: float) -> dict[str, Any] | None:
-    """The numeric verdict for Format B, or None when the judge must decide (no gold number or no answer)."""
-    gold = gold_number_from_option(question.correct_text)
+    """The numeric verdict for Format B, or None when the judge must decide: no number in the response,
+    or options that numbers cannot tell apart (none in the correct one, or the same in a distractor)."""
+    key = numeric_key(question.choices, question.answer)
     answer = extract_number(response)
-    if gold is None or answer is None:
+    if key is None or answer is None:
         return None
-    distractors = [gold_number_from_option(text) for text in question.distractors.values()]
-    grade = grade_number(answer, gold, distractors, rel_tol=tolerance)
+    grade = grade_number(answer, key.gold, list(key.distractors.values()), rel_tol=tolerance)
     return {
         "judge_verdict": NUMERICAL_MATCH if grade.match else NUMERICAL_MISMATCH,
         "answer_without": format_number(answer),
