@@ -41,6 +41,13 @@ def check_seed(sample_seed: Any) -> int | None:
     return sample_seed
 
 
+def check_count(name: str, value: Any) -> int:
+    """A non-negative whole number, such as the size of the judge-agreement sample."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _fail(name, value, "a whole number of 0 or more")
+    return value
+
+
 def check_tolerance(tolerance: Any) -> float:
     if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 0 < tolerance < 1:
         raise _fail("tolerance", tolerance, "a relative tolerance above 0 and below 1, such as 0.02 for ±2%")

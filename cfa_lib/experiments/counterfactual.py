@@ -19,7 +19,7 @@ from cfa_lib import params, prompts, stats
 from cfa_lib.data import Question, load_dataset
 from cfa_lib.experiments.common import Settings, excerpt, metadata, ready_client, usage
 from cfa_lib.experiments.option_bias import grade_mcq
-from cfa_lib.models import Request, parse_model_name
+from cfa_lib.models import Request, get_client, parse_model_name
 from cfa_lib.perturb import build_perturbations, coverage_counts
 from cfa_lib.results import load_results, new_run_id, write_results
 
@@ -43,8 +43,6 @@ def check_run_options(generator_model: str | None = None, perturbation_levels: S
 
 def estimate(settings: Settings):
     """Cost of the subject's answers to the originals (perturbations and generator calls come on top)."""
-    from cfa_lib.models import get_client
-
     return get_client(settings.model).estimate([Request(prompts.mcq_messages(q)) for q in settings.questions()])
 
 

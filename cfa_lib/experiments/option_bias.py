@@ -28,7 +28,7 @@ from cfa_lib.experiments.common import (
 )
 from cfa_lib.extract import extract_choice, extract_number
 from cfa_lib.grading import grade_number, numeric_key
-from cfa_lib.models import Completion, Request
+from cfa_lib.models import Completion, Request, get_client
 from cfa_lib.results import load_results, new_run_id, write_results
 
 EXPERIMENT = "option_bias"
@@ -180,12 +180,10 @@ def summarize(rows: Sequence[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
 
 def estimate(settings: Settings):
     """Prompt tokens and cost range of the subject calls, before anything is spent."""
-    from cfa_lib.models import get_client
-
     return get_client(settings.model).estimate(format_requests(settings.questions()))
 
 
-def run(settings: Settings, refresh: bool = False) -> tuple[dict[str, Any], Path]:
+def run(settings: Settings) -> tuple[dict[str, Any], Path]:
     """Ask both formats, judge what numbers cannot decide, write the results file and return it."""
     questions = settings.questions()
     client = ready_client(settings.model)
@@ -221,7 +219,7 @@ def load(path: str | Path) -> dict[str, Any]:
 # Tables for the notebook and the book ---------------------------------------------------------------
 
 def summary_table(data: dict[str, Any]) -> pd.DataFrame:
-    s = data["recomputed_summary"] if "recomputed_summary" in data else data["summary"]
+    s = data["recomputed_summary"]
     mc = s["mcnemar_test"]
     rows = {
         "questions paired": s["n_paired"],
@@ -238,7 +236,7 @@ def summary_table(data: dict[str, Any]) -> pd.DataFrame:
 
 
 def describe_mcnemar(data: dict[str, Any]) -> str:
-    mc = (data.get("recomputed_summary") or data["summary"])["mcnemar_test"]
+    mc = data["recomputed_summary"]["mcnemar_test"]
     verdict = "significant" if mc["significant"] else "not significant"
     return (
         f"{mc['b']} questions were right only with the options and {mc['c']} only without them. "
@@ -248,7 +246,7 @@ def describe_mcnemar(data: dict[str, Any]) -> str:
 
 
 def contingency_table(data: dict[str, Any]) -> pd.DataFrame:
-    c = (data.get("recomputed_summary") or data["summary"])["contingency"]
+    c = data["recomputed_summary"]["contingency"]
     return pd.DataFrame(
         [[c["both_correct"], c["with_only"]], [c["without_only"], c["both_wrong"]]],
         index=pd.Index(["right with options", "wrong with options"], name=""),

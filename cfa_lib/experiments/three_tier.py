@@ -17,12 +17,12 @@ import pandas as pd
 from pydantic import BaseModel
 
 from cfa_lib import params, prompts, stats
-from cfa_lib.data import Question
+from cfa_lib.data import Question, load_dataset
 from cfa_lib.experiments.common import Settings, count, excerpt, metadata, ready_client, usage
 from cfa_lib.extract import Number, extract_number
 from cfa_lib.gold import GoldAnswer, gold_answers
 from cfa_lib.grading import gold_number_from_option, grade_number
-from cfa_lib.models import Completion, Request
+from cfa_lib.models import Completion, Request, get_client
 from cfa_lib.results import load_results, new_run_id, write_results
 
 EXPERIMENT = "three_tier"
@@ -106,12 +106,12 @@ def check_run_options(gold_model: str | None = None, agreement_sample: int = 50,
     """The notebook's own parameters, checked before the cost estimate and any call."""
     if gold_model is not None:
         params.check_model(gold_model, "gold_model")
+    params.check_count("agreement_sample", agreement_sample)
+    params.check_count("agreement_seed", agreement_seed)
 
 
 def estimate(settings: Settings):
     """Cost of the subject's open answers (judge and gold calls come on top)."""
-    from cfa_lib.models import get_client
-
     return get_client(settings.model).estimate(open_requests(settings.questions()))
 
 
@@ -276,13 +276,10 @@ def accuracy_table(data: dict[str, Any]) -> pd.DataFrame:
 
 def worked_examples(data: dict[str, Any], per_level: int = 2, length: int = 300) -> pd.DataFrame:
     """A few rows per level, side by side, as in the study's card."""
-    questions = {}
+    questions = {q.id: q for q in load_dataset(data["metadata"].get("dataset", "easy"))}
     rows = []
     for level in LEVEL_NAMES.values():
         for r in [r for r in data["results"] if r.get("level") == level][:per_level]:
-            if not questions:
-                from cfa_lib.data import load_dataset
-                questions = {q.id: q for q in load_dataset(data["metadata"].get("dataset", "easy"))}
             q = questions.get(r["question_id"])
             gold = r["gold_answer"]
             rows.append({

@@ -57,5 +57,6 @@ def is_loopback(url: str | None) -> bool:
     return host in {"127.0.0.1", "localhost", "::1"}
 
 
-def approx_tokens(text: str) -> int:
-    return max(1, round(len(text) / 4))
+def approx_count(texts: list[str], note: str) -> TokenCount:
+    """Characters / 4: the fallback when no tokenizer for the model is at hand."""
+    return TokenCount([max(1, round(len(t) / 4)) for t in texts], "approximation (characters / 4)", note)

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import ollama
 
-from .backend import Messages, RawReply, TokenCount, approx_tokens
+from .backend import Messages, RawReply, TokenCount, approx_count
 from .errors import ModelUnavailableError
 from .names import ModelSpec
 from .retry import RETRY_STATUS, TransientError
@@ -107,8 +107,4 @@ class OllamaBackend:
         )
 
     def count_tokens(self, texts: list[str]) -> TokenCount:
-        return TokenCount(
-            [approx_tokens(t) for t in texts],
-            "approximation (characters / 4)",
-            "Ollama models have no local tokenizer here",
-        )
+        return approx_count(texts, "Ollama models have no local tokenizer here")

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import openai
 
-from .backend import Messages, RawReply, TokenCount, approx_tokens, is_loopback
+from .backend import Messages, RawReply, TokenCount, approx_count, is_loopback
 from .errors import ModelUnavailableError
 from .names import ModelSpec
 from .retry import RETRY_STATUS, TransientError, parse_retry_after
@@ -179,8 +179,6 @@ class OpenAIBackend:
                 encoding = tiktoken.get_encoding("o200k_base")
             return TokenCount([len(encoding.encode(t, disallowed_special=())) for t in texts], "tiktoken")
         except Exception as exc:  # offline: tiktoken downloads its encodings on first use
-            return TokenCount(
-                [approx_tokens(t) for t in texts],
-                "approximation (characters / 4)",
-                f"tiktoken unavailable ({type(exc).__name__}), prompt tokens approximated as characters / 4",
+            return approx_count(
+                texts, f"tiktoken unavailable ({type(exc).__name__}), prompt tokens approximated as characters / 4"
             )

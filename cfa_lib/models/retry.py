@@ -52,8 +52,7 @@ def parse_retry_after(headers: httpx.Headers | dict[str, str] | None) -> float |
     try:
         return max(0.0, float(value))
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
 
 
 def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
