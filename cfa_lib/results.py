@@ -99,11 +99,6 @@ def load_results(path: str | Path, experiment: str | None = None) -> dict[str, A
     return data
 
 
-def is_reference(data: dict[str, Any]) -> bool:
-    """The original study's files carry its experiment names (A5_…, A1_…, I1_…)."""
-    return str(data["metadata"].get("experiment", "")).startswith(("A5_", "A1_", "I1_"))
-
-
 def reference_files(experiment: str) -> list[Path]:
     prefix = {"option_bias": "A5_", "three_tier": "A1_", "counterfactual": "I1_"}[experiment]
     return sorted(REFERENCE_DIR.glob(f"{prefix}*.json"))

@@ -53,10 +53,15 @@ class McNemarResult:
         return {**asdict(self), "n_discordant": self.n_discordant, "test_used": self.test_used}
 
 
+def _is_int(value: object) -> bool:
+    """An int or a numpy integer, but not a bool (True would silently count as 1)."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
 def mcnemar(b: int, c: int) -> McNemarResult:
     """McNemar's test from the two discordant counts (b=21, c=9 -> chi2 4.0333, p 0.0446)."""
     for name, value in (("b", b), ("c", c)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        if not _is_int(value) or value < 0:
             raise ValueError(f"{name}={value!r} must be a non-negative integer count")
     b, c = int(b), int(c)
     table = [[0, b], [c, 0]]
@@ -120,9 +125,9 @@ def _check_confidence(confidence: float) -> None:
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a proportion (well-behaved near 0 and 1, unlike the Wald interval)."""
     _check_confidence(confidence)
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+    if not _is_int(n) or n < 1:
         raise ValueError(f"n={n!r} must be a positive integer")
-    if isinstance(successes, bool) or not isinstance(successes, int | np.integer) or not 0 <= successes <= n:
+    if not _is_int(successes) or not 0 <= successes <= n:
         raise ValueError(f"successes={successes!r} must be an integer between 0 and n={n}")
     low, high = proportion_confint(int(successes), int(n), alpha=1 - confidence, method="wilson")
     return float(low), float(high)
