@@ -246,7 +246,7 @@ def find_secrets(paths: Iterable[Path], environ: dict[str, str] | None = None) -
     if not secrets:
         return hits
     for path in paths:
-        files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else []
+        files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]  # none if missing
         for file in files:
             if file.suffix not in {".html", ".ipynb", ".json", ".md", ".txt", ".csv", ".js"}:
                 continue

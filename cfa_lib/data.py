@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from cfa_lib.results import PROJECT_ROOT
+
 __all__ = ["DATASET_NAMES", "DatasetError", "Question", "datasets_dir", "load_dataset", "parse_row"]
 
 DATASET_FILES: dict[str, str] = {"easy": "CFA_Easy.json", "challenge": "CFA_Challenge.json"}
@@ -73,7 +75,7 @@ def datasets_dir() -> Path:
     """
     override = os.environ.get(DATASETS_DIR_ENV)
     if not override:
-        return Path(__file__).resolve().parent.parent / "datasets" / "FinEval"
+        return PROJECT_ROOT / "datasets" / "FinEval"
     folder = Path(override).expanduser()
     if not (folder / DATASET_FILES["easy"]).exists() and (folder / "FinEval").is_dir():
         return folder / "FinEval"

@@ -206,8 +206,8 @@ def extract_choice(text: str | None, choices: Iterable[str] | str = "ABC") -> st
             if match.group("letter") == "A" and _letter_is_article(body, end):
                 continue
             found.setdefault(tier, []).append((start, end, match.group("letter")))
-    for tier in sorted(found):
-        start, end, letter = max(found[tier])
+    if found:
+        start, end, letter = max(found[min(found)])  # the strongest tier present, its last statement
         return None if _names_two_letters(body, start, end, letters) else letter
     return _label_line_letter(body, letters)
 
@@ -429,12 +429,10 @@ def extract_number(text: str | None) -> Number | None:
     body = _normalise_signs(_clean(text))
     if not body.strip():
         return None
-    boxed = _boxed_contents(body)
-    if boxed:
-        for content in reversed(boxed):
-            number = _best_in(content)
-            if number is not None:
-                return number
+    for content in reversed(_boxed_contents(body)):
+        number = _best_in(content)
+        if number is not None:
+            return number
     markers = [m for m in _ANSWER_MARKER.finditer(body) if not _HYPOTHETICAL.search(_line_before(body, m.start()))]
     if markers:
         region = _answer_region(body, markers[-1].end())

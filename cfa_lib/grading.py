@@ -110,7 +110,7 @@ def grade_number(
     gold_distance = abs(x - g)
     closest: tuple[float, float, Number] | None = None  # (distance, rel error, distractor)
     for distractor in numeric_distractors:
-        d = _on_gold_scale(distractor, gold)
+        d, _ = aligned_values(distractor, gold)
         distance = abs(x - d)
         rel = distance / abs(d) if d != 0 else (0.0 if distance == 0 else math.inf)
         if closest is None or distance < closest[0]:
@@ -128,11 +128,6 @@ def grade_number(
         )
         return NumericGrade(False, rel_error, closest_rel, reason)
     return NumericGrade(True, rel_error, closest_rel, f"{extracted} is {_pct(rel_error)} from gold {gold}")
-
-
-def _on_gold_scale(distractor: Number, gold: Number) -> float:
-    value, _ = aligned_values(distractor, gold)
-    return value
 
 
 def _pct(fraction: float) -> str:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -294,13 +293,12 @@ def write_table(table: pd.DataFrame, name: str, directory: str | Path) -> Path:
 def table(name: str, runs: Mapping[str, Sequence[Run]], tables_dir: str | Path | None = None) -> pd.DataFrame:
     """A paper table for display (formatted strings); its raw values are written to `tables_dir/name.csv`."""
     if name == "table_error_categories":
-        group = runs.get("three_tier", [])
-        shown = error_category_table(summaries(group))
-        numeric = plots.error_category_shares(summaries(group))
+        by_label = summaries(runs.get("three_tier", []))
+        shown, numeric = error_category_table(by_label), plots.error_category_shares(by_label)
     else:
         experiment, build = TABLES[name]
-        group = runs.get(experiment, [])
-        shown, numeric = build(summaries(group)), build(summaries(group), numeric=True)
+        by_label = summaries(runs.get(experiment, []))
+        shown, numeric = build(by_label), build(by_label, numeric=True)
     if tables_dir is not None and not numeric.empty:
         write_table(numeric, name, tables_dir)
     return shown
@@ -315,10 +313,9 @@ def figure(name: str, runs: Mapping[str, Sequence[Run]], figures_dir: str | Path
         print(f"{name}: no {experiment} runs found, so no figure (run its notebook or include the "
               "reference runs).")
         return None
-    fig = draw(summaries(group))
+    fig = draw(summaries(group))  # already closed in pyplot by plots: shown once, as the cell's value
     if figures_dir is not None:
         plots.save_figure(fig, name, resolve(figures_dir))
-    plt.close(fig)  # shown once, as the cell's value, not again by the inline backend
     return fig
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cfa_lib.data import DATASET_NAMES
 from cfa_lib.results import PROJECT_ROOT, results_root
 
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
@@ -135,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cfa_lib.pipeline", description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="local",
                         help='space-separated model names, e.g. "local gpt-4o-mini"')
-    parser.add_argument("--dataset", default="easy", choices=["easy", "challenge"])
+    parser.add_argument("--dataset", default="easy", choices=DATASET_NAMES)
     parser.add_argument("--limit", type=parse_limit, default=8, help='questions per run; "" or none: all')
     parser.add_argument("--sample-seed", type=int, default=None)
     parser.add_argument("--max-concurrency", type=int, default=None)

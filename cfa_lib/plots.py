@@ -105,7 +105,7 @@ def _group_label(label: str, n: int | None) -> str:
 def _error_bars(ax, bars, intervals: Sequence[Sequence[float] | None]) -> None:
     """Draw asymmetric 95% intervals (fractions) on bars whose heights are percent."""
     for bar, ci in zip(bars, intervals, strict=True):
-        if ci is None or bar.get_height() != bar.get_height():
+        if ci is None or math.isnan(bar.get_height()):
             continue
         low, high = (100 * float(v) for v in ci)
         x = bar.get_x() + bar.get_width() / 2
@@ -118,7 +118,7 @@ def _value_labels(ax, bars, intervals: Sequence[Sequence[float] | None]) -> None
     """Print each bar's value just above its error bar, where no line crosses it."""
     for bar, ci in zip(bars, intervals, strict=True):
         height = bar.get_height()
-        if height != height:
+        if math.isnan(height):
             continue
         top = max(height, 100 * float(ci[1])) if ci is not None else height
         ax.text(bar.get_x() + bar.get_width() / 2, top + 1.2, f"{height:.1f}", ha="center", va="bottom",

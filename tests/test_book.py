@@ -199,7 +199,7 @@ def run(command: list[str], cwd: Path) -> None:
 
 @pytest.fixture(scope="module")
 def book(tmp_path_factory):
-    """Build the book from a small run in a temporary copy of the sources; yield its html folder."""
+    """Build the book from a small run in a temporary copy of the sources; return that copy's root."""
     root = tmp_path_factory.mktemp("book_root")
     results_dir = root / "results"
     copy_book_sources(root)

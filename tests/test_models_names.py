@@ -168,3 +168,16 @@ def test_timeout_and_attempts_come_from_the_environment(monkeypatch, tmp_path) -
     monkeypatch.setenv("CFA_MAX_ATTEMPTS", "many")
     with pytest.raises(ValueError, match="CFA_MAX_ATTEMPTS='many' is not valid"):
         get_client("gpt-4o-mini", cache_dir=tmp_path)
+
+
+def test_retry_after_is_read_in_each_form_and_a_bad_one_falls_back_to_backoff() -> None:
+    from email.utils import formatdate
+    from time import time
+
+    from cfa_lib.models.retry import parse_retry_after
+
+    assert parse_retry_after({"retry-after": "3"}) == 3.0
+    assert parse_retry_after({"retry-after-ms": "250"}) == 0.25
+    assert 8 <= parse_retry_after({"retry-after": formatdate(time() + 10, usegmt=True)}) <= 10
+    assert parse_retry_after({"retry-after": "soon, please"}) is None
+    assert parse_retry_after({}) is None

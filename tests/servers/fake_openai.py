@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import json
 import re
+import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -204,6 +205,7 @@ class FakeOpenAI:
         if "[[empty-length]]" in prompt or (needs and budget < int(needs.group(1))):
             content, finish = "", "length"
         prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
+        completion_tokens = max(1, len(content) // 4)
         return {
             "id": f"chatcmpl-{digest(messages)[:12]}",
             "object": "chat.completion",
@@ -214,8 +216,8 @@ class FakeOpenAI:
             ],
             "usage": {
                 "prompt_tokens": prompt_tokens,
-                "completion_tokens": max(1, len(content) // 4),
-                "total_tokens": prompt_tokens + max(1, len(content) // 4),
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
             },
         }
 
@@ -250,8 +252,6 @@ def main() -> None:
     server = MiniHTTPServer(FakeOpenAI(config).handle, port=args.port)
 
     async def run() -> None:
-        import threading
-
         ready = threading.Event()
         task = asyncio.create_task(server.serve(ready, args.lifetime))
         while not ready.is_set():
