@@ -252,9 +252,11 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
                          for lv in (s.get("perturbation_levels") or {}).values())
     names = {"original question": "original question" + ("" if same_questions else " (all questions)"),
              "perturbed question": "perturbed question"}
+    not_shown: list[str] = []
     for label, s in summaries.items():
         for level, lv in sorted((s.get("perturbation_levels") or {}).items()):
             if lv.get("n_paired", lv.get("n_valid")) == 0:
+                not_shown.append(f"{label} (level {level})")
                 continue  # no valid perturbation answered at this level: nothing to compare
             name = PERTURBATION_NAMES.get(str(level), "")
             group = f"{label}\nlevel {level}: {name}\n(n = {lv.get('n_valid')})"
@@ -284,6 +286,8 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
             text = "gap n/a" if gap is None else f"gap {_pct(gap):+.1f} pp"
             ax.text(i, 103, text, ha="center", va="bottom", fontsize=7.5)
         _accuracy_axes(ax, top=112)
+        if not_shown:  # say who is missing rather than let a reader think a run was forgotten
+            ax.set_xlabel("No valid perturbation answered: " + ", ".join(not_shown), fontsize=7.5, color="#555555")
         fig.tight_layout()
     return _finished(fig)
 

@@ -151,3 +151,11 @@ def test_p_values_print_as_a_paper_prints_them():
     assert plots.format_p(0.0446) == "p = 0.0446"
     assert plots.format_p(3.3e-07) == "p < 0.001"
     assert plots.format_p(None) == "p = n/a"
+
+
+def test_counterfactual_figure_names_the_runs_it_cannot_show():
+    fig = plots.counterfactual_figure({
+        **COUNTERFACTUAL,
+        "local": {"accuracy_original": 0.5, "perturbation_levels": {"1": {"n_valid": 0, "n_paired": 0}}},
+    })
+    assert fig.axes[0].get_xlabel() == "No valid perturbation answered: local (level 1)"
