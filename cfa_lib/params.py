@@ -6,6 +6,7 @@ call, with one sentence naming the parameter, the bad value and what is accepted
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,8 @@ def check_levels(levels: Any) -> list[int]:
     accepted = "a non-empty list drawn from [1, 2, 3], such as [1] or [1, 2, 3]"
     if isinstance(levels, int) and not isinstance(levels, bool) and levels in PERTURBATION_LEVELS:
         return [levels]  # `papermill -p perturbation_levels 2` passes a bare integer
+    if isinstance(levels, str) and re.fullmatch(r"\s*\[?\s*\d+(\s*[,\s]\s*\d+)*\s*\]?\s*", levels):
+        levels = [int(n) for n in re.findall(r"\d+", levels)]  # `-p perturbation_levels "[1, 2]"` passes text
     if not isinstance(levels, list | tuple) or not levels:
         raise _fail("perturbation_levels", levels, accepted)
     for level in levels:

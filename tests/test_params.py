@@ -1,0 +1,31 @@
+"""Notebook parameters as papermill delivers them: `-p` turns numbers into numbers and the rest into text."""
+
+from __future__ import annotations
+
+import pytest
+
+from cfa_lib import params
+
+
+@pytest.mark.parametrize("given, levels", [
+    ([1], [1]), ((3, 1, 3), [1, 3]), (2, [2]), ("[1, 2, 3]", [1, 2, 3]), ("1,2", [1, 2]), (" [2] ", [2]),
+])
+def test_perturbation_levels_in_every_form_a_user_passes(given, levels) -> None:
+    assert params.check_levels(given) == levels
+
+
+@pytest.mark.parametrize("bad", ["[4]", "one", "[]", "", [], [1.0], [True], True, None, "1;2"])
+def test_bad_perturbation_levels_name_the_parameter(bad) -> None:
+    with pytest.raises(params.ParameterError, match=r"^Parameter perturbation_levels=.* accepted values are"):
+        params.check_levels(bad)
+
+
+def test_limit_tolerance_and_counts() -> None:
+    assert params.check_limit(None) is None and params.check_limit(5) == 5
+    assert params.check_tolerance(0.02) == 0.02
+    for check, bad in [(params.check_limit, 0), (params.check_limit, "ten"), (params.check_tolerance, 1),
+                       (params.check_concurrency, 0)]:
+        with pytest.raises(params.ParameterError):
+            check(bad)
+    with pytest.raises(params.ParameterError, match="agreement_sample=-1"):
+        params.check_count("agreement_sample", -1)
