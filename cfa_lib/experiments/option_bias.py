@@ -16,7 +16,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from cfa_lib import prompts, stats
-from cfa_lib.data import Question
+from cfa_lib.data import Question, load_dataset
 from cfa_lib.experiments.common import (
     Settings,
     count,
@@ -255,19 +255,22 @@ def contingency_table(data: dict[str, Any]) -> pd.DataFrame:
 
 
 def biased_questions(data: dict[str, Any], length: int = 400) -> pd.DataFrame:
-    """The option-biased questions with both answers side by side."""
-    rows = [
-        {
+    """The option-biased questions with the question, the key and both answers side by side."""
+    questions = {q.id: q for q in load_dataset(data["metadata"].get("dataset", "easy"))}
+    rows = []
+    for r in data["results"]:
+        if not r.get("option_biased"):
+            continue
+        question = questions.get(r["question_id"])
+        rows.append({
             "question": r["question_id"],
-            "correct": f"{r['correct_answer']}: {r.get('correct_text', '')}",
+            "text": excerpt(question.open_text(), length) if question else "",
+            "correct": f"{r['correct_answer']}: {question.correct_text if question else r.get('correct_text', '')}",
             "with options": r["answer_with"],
-            "without options (extracted)": r["answer_without"],
+            "without options (extracted)": excerpt(r["answer_without"], 80),
             "verdict": r["judge_verdict"],
             "response without options (end)": excerpt(r.get("response_without"), length, from_end=True),
-        }
-        for r in data["results"]
-        if r.get("option_biased")
-    ]
-    columns = ["question", "correct", "with options", "without options (extracted)", "verdict",
+        })
+    columns = ["question", "text", "correct", "with options", "without options (extracted)", "verdict",
                "response without options (end)"]
     return pd.DataFrame(rows, columns=columns)
