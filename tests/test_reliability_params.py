@@ -155,7 +155,7 @@ def test_a_bare_level_is_accepted_as_a_list() -> None:
     ("option_bias", {"judge_model": "gpt4"}, {}, "Parameter judge_model='gpt4' is not valid"),
     ("option_bias", {"dataset": "Easy"}, {}, "Parameter dataset='Easy' is not valid"),
     ("three_tier", {}, {"gold_model": "my model"}, "Parameter gold_model='my model' is not valid"),
-    ("counterfactual", {}, {"perturbation_levels": "1,2"}, "Parameter perturbation_levels='1,2' is not valid"),
+    ("counterfactual", {}, {"perturbation_levels": "1 and 2"}, "Parameter perturbation_levels='1 and 2' is not valid"),
     ("counterfactual", {}, {"generator_model": "claude"}, "Parameter generator_model='claude' is not valid"),
     ("counterfactual", {"limit": -3}, {}, "Parameter limit=-3 is not valid"),
     ("counterfactual", {"model": "gpt4"}, {}, "Parameter model='gpt4' is not valid"),
