@@ -1,6 +1,6 @@
 # Two commands for a fresh machine: `make book` (the study on the embedded model, then the book)
 # and `make test` (ruff and the whole pytest suite). Everything else is a building block of those.
-PYTHON  ?= python3.11
+PYTHON  ?= $(shell command -v python3.11 || command -v python3)
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
@@ -9,7 +9,6 @@ MODEL   ?= local
 MODELS  ?= $(MODEL)
 DATASET ?= easy
 LIMIT   ?= 8
-BOOK_HTML := build/book/_build/html/index.html
 
 .PHONY: install test book notebooks figures html pdf lab browser clean
 
