@@ -1,5 +1,5 @@
 """Two notebooks running at the same time share one completion cache: no "database is locked", no lost
-entry (a rerun of both asks the server nothing)."""
+entry (a rerun of both asks the server nothing), and no prompt paid for by both."""
 
 from __future__ import annotations
 
@@ -52,8 +52,8 @@ def test_two_notebooks_at_once_share_the_cache(tmp_path: Path) -> None:
         "runs at once": 2,
         "requests": after_first["requests"],
         "cache entries": cache_figures(cache)["cache_entries"],
-        # both notebooks ask the same open-answer prompts; asked at the same moment, both pay (no cross-process
-        # in-flight lock), which the cache cannot prevent: reported, not asserted
+        # both notebooks ask the same open-answer prompts at the same moment: a claim in the cache makes the
+        # second run wait for the first one's answer instead of paying for it again
         "same prompt paid by both runs at once": server_figures(after_first)["duplicates_paid"],
         "'database is locked' errors": locked,
         "requests of the rerun of both": after_again["requests"] - after_first["requests"],
@@ -61,7 +61,8 @@ def test_two_notebooks_at_once_share_the_cache(tmp_path: Path) -> None:
         "cache integrity ok": cache_figures(cache)["cache_integrity_ok"],
     }
     passed = (all(d.returncode == 0 for d in (*first.values(), *again.values())) and locked == 0
-              and figures["requests of the rerun of both"] == 0 and hits == calls)
+              and figures["requests of the rerun of both"] == 0 and hits == calls
+              and figures["same prompt paid by both runs at once"] == 0)
     record("concurrency/shared-cache", theme="Faults during a run",
            title="notebooks 01 and 02 at the same time on one cache", passed=passed, figures=figures)
 
@@ -71,3 +72,4 @@ def test_two_notebooks_at_once_share_the_cache(tmp_path: Path) -> None:
     assert figures["cache integrity ok"]
     assert figures["requests of the rerun of both"] == 0  # nothing the first round paid for was lost
     assert hits == calls > 0
+    assert figures["same prompt paid by both runs at once"] == 0

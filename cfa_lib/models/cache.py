@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -19,6 +20,8 @@ from typing import Any
 from .errors import CacheError
 
 CACHE_FILE = "completions.sqlite"
+CLAIM_MAX_AGE_S = 3600.0  # a claim older than this is abandoned even if its process seems alive
+HOST = socket.gethostname()
 
 
 def project_root() -> Path:
@@ -63,6 +66,10 @@ class CompletionCache:
                 "CREATE TABLE IF NOT EXISTS completions ("
                 " key TEXT PRIMARY KEY, model TEXT NOT NULL, created REAL NOT NULL, payload TEXT NOT NULL)"
             )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS claims ("
+                " key TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL, since REAL NOT NULL)"
+            )
         except sqlite3.DatabaseError as exc:
             raise CacheError(
                 f"completion cache {self.path} is not a usable SQLite database ({exc}); "
@@ -102,8 +109,53 @@ class CompletionCache:
                 (key, model, time.time(), json.dumps(payload, ensure_ascii=False)),
             )
 
+    def try_claim(self, key: str, use_cached: bool = True) -> tuple[bool, dict[str, Any] | None]:
+        """Claim a request before paying for it, so two runs sharing this cache never pay for the same
+        answer twice. Returns (True, None) when this process may send it; (False, payload) when it is
+        already answered; (False, None) while another live process is sending it. A claim left by a
+        process that died (kill -9) is taken over."""
+        conn = self._connect()
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            if use_cached:
+                row = conn.execute("SELECT payload FROM completions WHERE key = ?", (key,)).fetchone()
+                if row:
+                    return False, json.loads(row[0])
+            holder = conn.execute("SELECT pid, host, since FROM claims WHERE key = ?", (key,)).fetchone()
+            if holder is not None and not _abandoned(*holder):
+                return False, None
+            conn.execute("INSERT OR REPLACE INTO claims (key, pid, host, since) VALUES (?, ?, ?, ?)",
+                         (key, os.getpid(), HOST, time.time()))
+            return True, None
+
+    def release(self, key: str) -> None:
+        """Give up this process's claim, answered or not (a failure is retried by whoever asks next)."""
+        conn = self._connect()
+        with conn:
+            conn.execute("DELETE FROM claims WHERE key = ? AND pid = ? AND host = ?", (key, os.getpid(), HOST))
+
     def __len__(self) -> int:
         return self._connect().execute("SELECT COUNT(*) FROM completions").fetchone()[0]
 
     def __repr__(self) -> str:
         return f"CompletionCache({str(self.path)!r})"
+
+
+def _abandoned(pid: int, host: str, since: float) -> bool:
+    """This process's own claims never block it; another's count while that process lives on this host
+    (or, on another host sharing the folder, for CLAIM_MAX_AGE_S)."""
+    if host == HOST and pid == os.getpid():
+        return True
+    if time.time() - since > CLAIM_MAX_AGE_S:
+        return True
+    return host == HOST and not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

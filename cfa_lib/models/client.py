@@ -32,6 +32,7 @@ log = logging.getLogger("cfa_lib.models")
 TYPICAL_COMPLETION_TOKENS = 300  # a worked CFA answer; reasoning models use their hidden budget too
 TYPICAL_REASONING_TOKENS = 2000
 MESSAGE_OVERHEAD_TOKENS = 4  # role markers per message in chat templates
+CLAIM_POLL_S = 0.25  # how often a run waiting for another run's answer looks again
 
 
 def _validate_messages(messages: Any, where: str) -> Messages:
@@ -170,6 +171,20 @@ class ModelClient:
                 self.cache.put(key, self.spec.name, completion.to_dict())
             return completion
 
+    def _run_once(self, messages: Messages, params: dict[str, Any], schema: Schema | None, key: str) -> Completion:
+        """`_run` under a claim in the shared cache: when another run is already asking the same
+        request, wait for its answer instead of paying for it again."""
+        while True:
+            mine, payload = self.cache.try_claim(key, use_cached=not self.refresh)
+            if payload is not None:
+                return self._from_cache(payload)
+            if mine:
+                try:
+                    return self._run(messages, params, schema, key)
+                finally:
+                    self.cache.release(key)
+            time.sleep(CLAIM_POLL_S)
+
     def _failure(self, start: float, retries: int, error: str, kind: str) -> Completion:
         return Completion(
             text="",
@@ -191,7 +206,7 @@ class ModelClient:
         if not self.refresh and (hit := self.cache.get(key)) is not None:
             return self._from_cache(hit)
         self._ensure_checked()
-        return self._run(messages, params, schema, key)
+        return self._run_once(messages, params, schema, key)
 
     def complete_many(
         self,
@@ -232,7 +247,7 @@ class ModelClient:
             for key in todo:
                 messages, params, _ = prepared[by_key[key][0]]
                 schema = requests[by_key[key][0]].schema
-                futures[pool.submit(self._run, messages, params, schema, key)] = key
+                futures[pool.submit(self._run_once, messages, params, schema, key)] = key
             pending = set(futures)
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
