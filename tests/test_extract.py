@@ -14,22 +14,9 @@ from pathlib import Path
 import pytest
 
 from cfa_lib.extract import Number, extract_choice, extract_number, extract_numbers_in, numbers_match
+from tests.card_examples import FORMAT_A_OUTPUT, FORMAT_B_OUTPUT
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds"
-
-# The worked example of the option-bias experiment card (CFA-Easy #9), verbatim.
-FORMAT_A_OUTPUT = """We need: 500,000 × (1 + r/2)^12 = 800,000
-(1 + r/2)^12 = 1.6
-r/2 = 1.6^(1/12) - 1 = 0.03988
-r = 0.07977 ≈ 8.0%
-ANSWER: C"""
-
-FORMAT_B_OUTPUT = """Using FV = PV × (1 + r)^n:
-800,000 = 500,000 × (1 + r)^6
-(1 + r)^6 = 1.6
-r = 1.6^(1/6) - 1 = 0.08148 ≈ 8.15%
-
-The stated annual interest rate is approximately 8.15%."""
 
 GPT4O_MINI_MCQ = r"""To find the stated annual interest rate, we use the formula for compound interest:
 

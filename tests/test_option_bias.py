@@ -10,22 +10,9 @@ from cfa_lib.data import load_dataset
 from cfa_lib.experiments import option_bias as ob
 from cfa_lib.models import Completion
 from cfa_lib.results import REFERENCE_DIR
+from tests.card_examples import FORMAT_A_OUTPUT, FORMAT_B_OUTPUT
 
 QUESTIONS = {q.id: q for q in load_dataset("easy", limit=20)}
-
-# The worked example of the experiment card (seed 000), CFA-Easy #9.
-CARD_FORMAT_A = """We need: 500,000 × (1 + r/2)^12 = 800,000
-(1 + r/2)^12 = 1.6
-r/2 = 1.6^(1/12) - 1 = 0.03988
-r = 0.07977 ≈ 8.0%
-ANSWER: C"""
-CARD_FORMAT_B = """Using FV = PV × (1 + r)^n:
-800,000 = 500,000 × (1 + r)^6
-(1 + r)^6 = 1.6
-r = 1.6^(1/6) - 1 = 0.08148 ≈ 8.15%
-
-The stated annual interest rate is approximately 8.15%."""
-
 
 def answer(text: str, **kw) -> Completion:
     return Completion(text=text, model="test", **kw)
@@ -42,23 +29,23 @@ def grade_at(tolerance: float, qid: str, with_text: str, without_text: str) -> d
 
 
 def test_card_example_is_option_biased_at_one_percent() -> None:
-    row = grade_at(0.01, "easy_9", CARD_FORMAT_A, CARD_FORMAT_B)
+    row = grade_at(0.01, "easy_9", FORMAT_A_OUTPUT, FORMAT_B_OUTPUT)
     assert row["answer_with"] == "C" and row["correct_with_options"] is True
     assert row["judge_verdict"] == ob.NUMERICAL_MISMATCH
     assert row["answer_without"] == "8.15%"
     assert row["correct_without_options"] is False and row["option_biased"] is True
-    assert row["response_without"] == CARD_FORMAT_B  # full response kept
+    assert row["response_without"] == FORMAT_B_OUTPUT  # full response kept
 
 
 def test_card_example_is_inside_the_default_two_percent() -> None:
     """8.15% is 1.9% from 8.0% and nearer to it than to 7.7%: the card's verdict needs a tighter tolerance."""
-    row = grade("easy_9", CARD_FORMAT_A, CARD_FORMAT_B)
+    row = grade("easy_9", FORMAT_A_OUTPUT, FORMAT_B_OUTPUT)
     assert row["judge_verdict"] == ob.NUMERICAL_MATCH and row["option_biased"] is False
 
 
 def test_semiannual_answer_matches() -> None:
     text = "(1 + r/2)^12 = 1.6, so r/2 = 3.99% and the stated annual rate is 7.98% compounded semiannually."
-    row = grade("easy_9", CARD_FORMAT_A, text)
+    row = grade("easy_9", FORMAT_A_OUTPUT, text)
     assert row["judge_verdict"] == ob.NUMERICAL_MATCH and row["option_biased"] is False
 
 
@@ -84,7 +71,7 @@ def test_text_answer_goes_to_the_judge() -> None:
 
 def test_numeric_gold_without_a_number_in_the_response_goes_to_the_judge() -> None:
     judged = answer("", parsed={"correct": False, "reasoning": "No rate given."})
-    row = grade("easy_9", CARD_FORMAT_A, "We would need to solve for the periodic rate first.", judged)
+    row = grade("easy_9", FORMAT_A_OUTPUT, "We would need to solve for the periodic rate first.", judged)
     assert row["judge_verdict"] == ob.JUDGE_INCORRECT
 
 
@@ -97,13 +84,13 @@ def test_failures_are_excluded_not_wrong() -> None:
     row = grade("easy_0", "ANSWER: C", "   ")
     assert row["judge_verdict"] == ob.NO_ANSWER and row["correct_without_options"] is False
     summary = ob.summarize([grade("easy_0", "ANSWER: C", "Expected inflation.", failed_judge),
-                            grade_at(0.01, "easy_9", CARD_FORMAT_A, CARD_FORMAT_B)])
+                            grade_at(0.01, "easy_9", FORMAT_A_OUTPUT, FORMAT_B_OUTPUT)])
     assert summary["n_paired"] == 1 and summary["excluded_reasons"] == {ob.JUDGE_FAILED: 1}
     assert summary["accuracy_with_options"] == 1.0 and summary["accuracy_without_options"] == 0.0
 
 
 def test_no_letter_is_wrong_and_counted() -> None:
-    row = grade("easy_9", "It depends on the compounding convention.", CARD_FORMAT_B)
+    row = grade("easy_9", "It depends on the compounding convention.", FORMAT_B_OUTPUT)
     assert row["answer_with"] is None and row["correct_with_options"] is False and row["no_answer_with"]
     assert ob.summarize([row])["n_no_answer_with_options"] == 1
 
