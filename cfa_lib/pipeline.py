@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import sys
 import time
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cfa_lib.data import DATASET_NAMES
-from cfa_lib.results import PROJECT_ROOT, results_root
+from cfa_lib.results import PROJECT_ROOT, results_root, safe_name
 
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
 EXPERIMENT_NOTEBOOKS = ("01_option_bias.ipynb", "02_three_tier.ipynb", "03_counterfactual.ipynb")
@@ -38,11 +37,6 @@ class Job:
     output: Path
     parameters: dict[str, Any]
     label: str
-
-
-def safe_name(model: str) -> str:
-    """A model name as a folder name: 'ollama/llama3.1:8b' → 'ollama-llama3.1-8b'."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-") or "model"
 
 
 def parse_limit(text: str | None) -> int | None:

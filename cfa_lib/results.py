@@ -41,10 +41,15 @@ def results_root() -> Path:
     return Path(os.environ.get("CFA_RESULTS_DIR", PROJECT_ROOT / "results"))
 
 
+def safe_name(model: str) -> str:
+    """A model name as a folder name: 'ollama/llama3.1:8b' → 'ollama-llama3.1-8b'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-") or "model"
+
+
 def new_run_id(model: str, dataset: str) -> str:
     """UTC timestamp plus model and dataset, safe as a folder name."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{stamp}_{re.sub(r'[^A-Za-z0-9._-]+', '-', model)}_{dataset}"
+    return f"{stamp}_{safe_name(model)}_{dataset}"
 
 
 def write_json_atomic(data: Any, path: Path) -> Path:
