@@ -141,7 +141,8 @@ def empty_figure(message: str) -> Figure:
 
 
 def _accuracy_axes(ax, top: float) -> None:
-    """The y axis of the paired accuracy bars (0-100 %, room above for the annotations), legend on top."""
+    """The y axis of the paired accuracy bars (0-100 %; above 107 the annotations, clear of the value labels
+    of a bar at 100 %), legend on top."""
     ax.set_ylim(0, top)
     ax.set_yticks(range(0, 101, 20))
     ax.set_ylabel("Accuracy (%)")
@@ -187,9 +188,9 @@ def option_bias_figure(summaries: Mapping[str, Summary]) -> Figure:
             text = f"bias {_pct(bias):+.1f} pp" if bias is not None else "bias n/a"
             if ci is not None:
                 text += f"\n95% CI [{_pct(ci[0]):.1f}, {_pct(ci[1]):.1f}]"
-            ax.text(i, 103, f"{text}\nMcNemar {format_p(mc.get('p_value'))}", ha="center", va="bottom",
+            ax.text(i, 107, f"{text}\nMcNemar {format_p(mc.get('p_value'))}", ha="center", va="bottom",
                     fontsize=7.5)
-        _accuracy_axes(ax, top=124)
+        _accuracy_axes(ax, top=128)
         fig.tight_layout()
     return _finished(fig)
 
@@ -284,8 +285,8 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
             _value_labels(ax, container, intervals[condition])
         for i, gap in enumerate(gaps):
             text = "gap n/a" if gap is None else f"gap {_pct(gap):+.1f} pp"
-            ax.text(i, 103, text, ha="center", va="bottom", fontsize=7.5)
-        _accuracy_axes(ax, top=112)
+            ax.text(i, 107, text, ha="center", va="bottom", fontsize=7.5)
+        _accuracy_axes(ax, top=116)
         if not_shown:  # say who is missing rather than let a reader think a run was forgotten
             ax.set_xlabel("No valid perturbation answered: " + ", ".join(not_shown), fontsize=7.5, color="#555555")
         fig.tight_layout()
