@@ -9,27 +9,18 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.servers under any pytest import mode
 from cfa_lib.models import CompletionCache  # noqa: E402
+from tests.reliability_plugin import wait_until  # noqa: E402
 from tests.servers.fake_openai import FaultConfig, expected_answer, start_fake_openai  # noqa: E402
 from tests.servers.run_batch import batch_requests  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 N, DONE_BEFORE_KILL, CONCURRENCY = 40, 15, 4
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def run_batch(url: str, cache_dir: Path, out: Path) -> subprocess.Popen:
