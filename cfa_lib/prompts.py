@@ -69,7 +69,7 @@ ERROR_SYSTEM = (
 )
 ERROR_USER = "Question:\n{question}\n\nGold answer: {gold}\n\nStudent response:\n{response}"
 
-# Counterfactual perturbations (cfa_lib.perturb): the generator describes a question as a formula,
+# Counterfactual perturbations (cfa_lib.perturbation): the generator describes a question as a formula,
 # then rewrites its text around values the code has settled.
 PERTURB_EXTRACTION_SYSTEM = (
     "You turn a quantitative CFA exam question into a formula. You are given the question, its answer "

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from cfa_lib.data import Question
-from cfa_lib.number_text import find_numbers
-from cfa_lib.perturb import perturb_question
-from cfa_lib.perturb_plan import Plan
-from cfa_lib.perturb_replies import ExtractedParameter, FormulaExtraction
+from cfa_lib.perturbation.build import perturb_question
+from cfa_lib.perturbation.number_text import find_numbers
+from cfa_lib.perturbation.types import ExtractedParameter, FormulaExtraction, Plan
 
 # Rows of datasets/FinEval/CFA_Easy.json, as cfa_lib.data parses them.
 EASY_3 = Question(

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cfa_lib.formula import MAX_FORMULA_CHARS, FormulaError, evaluate_formula, parse_formula
+from cfa_lib.perturbation.formula import MAX_FORMULA_CHARS, FormulaError, evaluate_formula, parse_formula
 
 
 def test_annuity_due_matches_the_cfa_answer():

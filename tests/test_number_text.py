@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cfa_lib.number_text import substitute_values
+from cfa_lib.perturbation.number_text import substitute_values
 from tests.perturb_cases import EASY_11
 
 

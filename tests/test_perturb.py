@@ -9,16 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cfa_lib.formula import evaluate_formula
 from cfa_lib.models.types import Completion
-from cfa_lib.perturb import (
-    ExtractedParameter,
-    FormulaExtraction,
-    Plan,
-    build_perturbations,
-    coverage_counts,
-    perturb_question,
-)
+from cfa_lib.perturbation import build_perturbations, coverage_counts
+from cfa_lib.perturbation.build import perturb_question
+from cfa_lib.perturbation.formula import evaluate_formula
+from cfa_lib.perturbation.types import ExtractedParameter, FormulaExtraction, Plan
 from tests.perturb_cases import (
     ANNUITY_DUE,
     BOND,

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from cfa_lib.data import Question
-from cfa_lib.number_text import find_numbers
-from cfa_lib.perturb_choices import rebuild_choices
+from cfa_lib.perturbation.choices import rebuild_choices
+from cfa_lib.perturbation.number_text import find_numbers
 from tests.perturb_cases import (
     EASY_3,
     EASY_9,

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from cfa_lib.formula import evaluate_formula
-from cfa_lib.perturb import perturb_question
-from cfa_lib.perturb_values import solve_for
+from cfa_lib.perturbation.build import perturb_question
+from cfa_lib.perturbation.formula import evaluate_formula
+from cfa_lib.perturbation.values import solve_for
 from tests.perturb_cases import (
     ANNUITY_DUE,
     BOND,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from cfa_lib.perturb import perturb_question
-from cfa_lib.perturb_records import PerturbationRecord, coverage_counts
-from cfa_lib.perturb_rewrite import apply_rewrite
+from cfa_lib.perturbation.build import perturb_question
+from cfa_lib.perturbation.records import coverage_counts
+from cfa_lib.perturbation.rewrite import apply_rewrite
+from cfa_lib.perturbation.types import PerturbationRecord
 from tests.perturb_cases import (
     EASY_0,
     EASY_3,

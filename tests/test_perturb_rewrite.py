@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from cfa_lib.models.types import Completion
-from cfa_lib.number_text import count_span, substitute_values
-from cfa_lib.perturb_replies import QuestionRewrite
-from cfa_lib.perturb_rewrite import apply_rewrite
+from cfa_lib.perturbation.number_text import count_span, substitute_values
+from cfa_lib.perturbation.rewrite import apply_rewrite
+from cfa_lib.perturbation.types import QuestionRewrite
 from tests.perturb_cases import (
     EASY_3,
     EASY_9,

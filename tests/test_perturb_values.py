@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cfa_lib.formula import evaluate_formula
-from cfa_lib.perturb_values import solve_for
+from cfa_lib.perturbation.formula import evaluate_formula
+from cfa_lib.perturbation.values import solve_for
 from tests.perturb_cases import BOND
 
 

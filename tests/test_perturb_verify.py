@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cfa_lib.perturb_verify import verify_extraction
+from cfa_lib.perturbation.verify import verify_extraction
 from tests.perturb_cases import (
     ANNUITY_DUE,
     BOND,

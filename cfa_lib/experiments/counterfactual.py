@@ -1,6 +1,6 @@
 """Counterfactual testing (experiment I1): is a correct answer reasoning or memory?
 
-The numbers of a question are changed and its new answer is computed by `cfa_lib.perturb` from a
+The numbers of a question are changed and its new answer is computed by `cfa_lib.perturbation` from a
 verified formula, never taken from a model. The subject answers the original and every valid
 perturbation in the multiple-choice format of the option-bias experiment (same prompt, same
 extraction), and the metrics compare the two on the same questions.
@@ -20,7 +20,7 @@ from cfa_lib.data import Question, load_dataset
 from cfa_lib.experiments.common import Settings, excerpt, metadata, ready_client, usage
 from cfa_lib.experiments.option_bias import grade_mcq
 from cfa_lib.models import Request, get_client, parse_model_name
-from cfa_lib.perturb import build_perturbations, coverage_counts
+from cfa_lib.perturbation import build_perturbations, coverage_counts
 from cfa_lib.results import load_results, new_run_id, write_results
 
 EXPERIMENT = "counterfactual"

@@ -1,19 +1,7 @@
-"""Verified counterfactual perturbations of CFA questions: the entry point and its two model calls.
+"""One question, one level, end to end: verify the description, plan new values, rewrite the text.
 
-A generator model only *describes* a question: its numeric inputs (named, with the exact text span
-as written), and a formula over those names. Everything that decides a number is code, one step per
-module:
-
-* `cfa_lib.perturb_verify`: the formula must reproduce the correct option before anything is perturbed;
-* `cfa_lib.perturb_values`: which inputs may move, seeded draws, solving for another unknown (level 3);
-* `cfa_lib.perturb_choices`: the choices, rebuilt with the original relative gaps and formats;
-* `cfa_lib.perturb_plan`: one level of one question settled, up to the prompt for the rewrite;
-* `cfa_lib.perturb_rewrite`: the generator's rewrite is accepted only if every new value appears in it
-  and no changed old value remains (levels 1/2 fall back to span substitution);
-* `cfa_lib.perturb_records`: each item ends in a `PerturbationRecord` whose trail lists every check.
-
-The prompts live in `cfa_lib.prompts` (PERTURB_*), the reply schemas in `cfa_lib.perturb_replies`, and
-reading and writing numbers in a question's own style in `cfa_lib.number_text`.
+The two model calls of a perturbation (the description and the rewrite) are made here, in batches
+through the engine; every step that decides a number is code in the sibling modules.
 """
 
 from __future__ import annotations
@@ -23,43 +11,20 @@ from typing import Any
 
 from cfa_lib import prompts
 from cfa_lib.data import Question
-from cfa_lib.formula import FormulaError
 from cfa_lib.models import Completion, Request
-from cfa_lib.number_text import NumberText, count_span, find_numbers, substitute_values
-from cfa_lib.perturb_choices import rebuild_choices
-from cfa_lib.perturb_plan import Plan, plan_perturbation
-from cfa_lib.perturb_records import STATUSES, Check, PerturbationRecord, coverage_counts, finish
-from cfa_lib.perturb_replies import ExtractedParameter, FormulaExtraction, QuestionRewrite, parse_reply
-from cfa_lib.perturb_rewrite import apply_rewrite, check_rewrite
-from cfa_lib.perturb_values import solve_for
-from cfa_lib.perturb_verify import Verification, option_numbers, verify_extraction
-
-__all__ = [
-    "STATUSES",
-    "Check",
-    "ExtractedParameter",
-    "FormulaExtraction",
-    "NumberText",
-    "PerturbationRecord",
-    "Plan",
-    "QuestionRewrite",
-    "Verification",
-    "apply_rewrite",
-    "build_perturbations",
-    "check_rewrite",
-    "count_span",
-    "coverage_counts",
-    "find_numbers",
-    "option_numbers",
-    "perturb_question",
-    "plan_perturbation",
-    "rebuild_choices",
-    "solve_for",
-    "substitute_values",
-    "verify_extraction",
-]
-
-LEVELS = (1, 2, 3)
+from cfa_lib.params import PERTURBATION_LEVELS as LEVELS
+from cfa_lib.perturbation.formula import FormulaError
+from cfa_lib.perturbation.plan import plan_perturbation
+from cfa_lib.perturbation.records import finish
+from cfa_lib.perturbation.replies import parse_reply
+from cfa_lib.perturbation.rewrite import apply_rewrite
+from cfa_lib.perturbation.types import (
+    FormulaExtraction,
+    PerturbationRecord,
+    Plan,
+    QuestionRewrite,
+)
+from cfa_lib.perturbation.verify import option_numbers, verify_extraction
 
 
 def extraction_messages(question: Question) -> list[dict[str, str]]:

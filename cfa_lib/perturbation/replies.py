@@ -6,37 +6,11 @@ A failed request or a reply of the wrong shape becomes a reason string that ends
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from cfa_lib.models import Completion
-
-__all__ = ["ExtractedParameter", "FormulaExtraction", "Kind", "QuestionRewrite", "parse_reply"]
-
-Kind = Literal["rate", "count", "amount", "other"]
-
-
-class ExtractedParameter(BaseModel):
-    name: str
-    value: float
-    kind: Kind
-    span: str = Field(description="the input exactly as written in the question, e.g. '7%' or '$75,000'")
-    description: str
-    derived_from: str = Field(description="empty, or a formula computing this stated value from the others")
-
-
-class FormulaExtraction(BaseModel):
-    computable: bool
-    reason: str = Field(description="why not computable; empty otherwise")
-    parameters: list[ExtractedParameter]
-    asked_quantity: str
-    unit: str
-    formula: str
-
-
-class QuestionRewrite(BaseModel):
-    question: str
 
 
 def parse_reply(reply: Completion | BaseModel | None, schema: type[BaseModel]) -> tuple[Any, str]:

@@ -13,8 +13,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["NumberText", "count_span", "find_numbers", "single_number", "substitute_values"]
-
 _NUMBER = re.compile(
     r"(?<![\w.,])(?P<sign>[-–−]?)(?P<currency>[$€£¥]?)"
     r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?!\d)"

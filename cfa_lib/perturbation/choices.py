@@ -12,9 +12,7 @@ from typing import Literal
 import numpy as np
 
 from cfa_lib.data import Question
-from cfa_lib.number_text import NumberText
-
-__all__ = ["rebuild_choices"]
+from cfa_lib.perturbation.number_text import NumberText
 
 
 def rebuild_choices(

@@ -12,10 +12,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 from scipy.optimize import brentq
 
-from cfa_lib.formula import FormulaError
-from cfa_lib.perturb_verify import ParameterInfo
-
-__all__ = ["FACTOR_RANGES", "changeable", "draw_number", "solve_for"]
+from cfa_lib.perturbation.formula import FormulaError
+from cfa_lib.perturbation.types import ParameterInfo
 
 FACTOR_RANGES = ((0.6, 0.9), (1.1, 1.5))
 

@@ -7,26 +7,13 @@ question, so that later steps know how each input is written and at what scale t
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Literal
 
 from cfa_lib.data import Question
-from cfa_lib.formula import Formula, FormulaError, parse_formula
 from cfa_lib.grading import numeric_key
-from cfa_lib.number_text import NumberText, count_span, find_numbers, single_number
-from cfa_lib.perturb_records import Check
-from cfa_lib.perturb_replies import ExtractedParameter, FormulaExtraction
-
-__all__ = ["OptionNumbers", "ParameterInfo", "Verification", "option_numbers", "relative_gap", "verify_extraction"]
-
-
-@dataclass
-class OptionNumbers:
-    """The number in every option, or why the question cannot be perturbed numerically."""
-
-    numbers: dict[str, NumberText]
-    problem: str = ""
+from cfa_lib.perturbation.formula import FormulaError, parse_formula
+from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers, single_number
+from cfa_lib.perturbation.types import Check, FormulaExtraction, OptionNumbers, ParameterInfo, Verification
 
 
 def option_numbers(question: Question) -> OptionNumbers:
@@ -46,53 +33,6 @@ def option_numbers(question: Question) -> OptionNumbers:
     if numeric_key(question.choices, question.answer) is None:  # the experiment could not grade it by number
         return OptionNumbers({}, f"correct option {question.answer} ({question.correct_text!r}) is not a numeric key")
     return OptionNumbers({letter: numbers[letter] for letter in question.choices})
-
-
-@dataclass
-class ParameterInfo:
-    spec: ExtractedParameter
-    text: NumberText | None  # the single number in the span, None for word spans ("quarterly")
-    scale: float  # value = number as written * scale ("7%" -> 0.01)
-    occurrences: int  # in the original stem
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-
-@dataclass
-class Verification:
-    """Outcome of check 1 and the pieces every later step needs."""
-
-    status: Literal["ok", "not_perturbable", "not_verifiable"]
-    reason: str = ""
-    trail: list[Check] = field(default_factory=list)
-    formula: Formula | None = None
-    derived: dict[str, Formula] = field(default_factory=dict)
-    parameters: dict[str, ParameterInfo] = field(default_factory=dict)
-    options: dict[str, NumberText] = field(default_factory=dict)
-    answer_scale: float = 1.0  # formula output = number in the correct option * answer_scale
-    original_answer_value: float | None = None
-    used: frozenset[str] = frozenset()  # inputs the answer depends on (directly or through a derived given)
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-    def values(self) -> dict[str, float]:
-        return {name: info.spec.value for name, info in self.parameters.items()}
-
-    def with_derived(self, values: Mapping[str, float]) -> dict[str, float]:
-        """`values` with every derived given recomputed from the others (a stated PV follows a new rate)."""
-        full = dict(values)
-        for name, derived_formula in self.derived.items():
-            full[name] = derived_formula.evaluate(full)
-        return full
-
-    def answer(self, values: Mapping[str, float]) -> float:
-        """The formula's answer for these inputs, derived givens recomputed first."""
-        assert self.formula is not None
-        return self.formula.evaluate(self.with_derived(values))
 
 
 def relative_gap(a: float, b: float) -> float:

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from cfa_lib.data import Question
 from cfa_lib.models import Completion
-from cfa_lib.number_text import count_span, substitute_values
-from cfa_lib.perturb_plan import Plan
-from cfa_lib.perturb_records import Check, PerturbationRecord, finish
-from cfa_lib.perturb_replies import QuestionRewrite, parse_reply
-
-__all__ = ["apply_rewrite", "check_rewrite"]
+from cfa_lib.perturbation.number_text import count_span, substitute_values
+from cfa_lib.perturbation.records import finish
+from cfa_lib.perturbation.replies import parse_reply
+from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan, QuestionRewrite
 
 
 def check_rewrite(plan: Plan, text: str) -> list[Check]:

@@ -10,37 +10,23 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from cfa_lib.data import Question
-from cfa_lib.formula import FormulaError
 from cfa_lib.grading import numeric_key
-from cfa_lib.number_text import NumberText, count_span
-from cfa_lib.perturb_choices import rebuild_choices
-from cfa_lib.perturb_records import Check, PerturbationRecord, finish
-from cfa_lib.perturb_values import changeable, draw_number, solve_for
-from cfa_lib.perturb_verify import Verification, relative_gap
+from cfa_lib.perturbation.choices import rebuild_choices
+from cfa_lib.perturbation.formula import FormulaError
+from cfa_lib.perturbation.number_text import NumberText, count_span
+from cfa_lib.perturbation.records import finish
+from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan, Verification
+from cfa_lib.perturbation.values import changeable, draw_number, solve_for
+from cfa_lib.perturbation.verify import relative_gap
 from cfa_lib.prompts import PERTURB_REWRITE_CHANGE_USER, PERTURB_REWRITE_UNKNOWN_USER
-
-__all__ = ["MAX_DRAWS", "ROUND_TRIP_TOL", "Plan", "plan_perturbation"]
 
 MAX_DRAWS = 60
 ROUND_TRIP_TOL = 1e-6
 STATED_ANSWER_TOL = 0.005  # level 3: the rounded option must still imply the original input
-
-
-@dataclass
-class Plan:
-    """A perturbation whose numbers are settled; only the question text is still to be written."""
-
-    record: PerturbationRecord
-    old_spans: list[str]
-    new_spans: list[str]
-    kept_spans: list[str]
-    prompt: str
-    level3_answer_text: str = ""
 
 
 def _rng(seed: int, question_id: str, level: int) -> np.random.Generator:

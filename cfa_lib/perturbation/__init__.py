@@ -1,0 +1,24 @@
+"""Verified counterfactual perturbations of CFA questions.
+
+A question is described by its numeric inputs (named, with the exact text span as written) and a
+formula over those names; everything that decides a number is code, one step per module:
+
+* `verify`: the formula must reproduce the correct option before anything is perturbed (check 1);
+* `values`: which inputs may move, seeded draws, solving for another unknown (level 3);
+* `choices`: the choices, rebuilt with the original relative gaps and formats;
+* `plan`: one level of one question settled, up to the prompt for the rewrite;
+* `rewrite`: a rewrite is accepted only if every new value appears in it and no changed old value
+  remains (levels 1/2 fall back to span substitution);
+* `records`: each item ends in a `PerturbationRecord` whose trail lists every check;
+* `build`: the entry point and its two model calls; `formula` (the restricted evaluator, the only
+  place model output is evaluated) and `number_text` (numbers as a question writes them) are its tools;
+* `types`: every type the steps hand to each other.
+
+The prompts live in `cfa_lib.prompts` (PERTURB_*). The experiment needs only the names below.
+"""
+
+from cfa_lib.perturbation.build import build_perturbations
+from cfa_lib.perturbation.records import coverage_counts
+from cfa_lib.perturbation.types import PerturbationRecord
+
+__all__ = ["PerturbationRecord", "build_perturbations", "coverage_counts"]
