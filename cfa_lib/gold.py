@@ -15,8 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from cfa_lib import prompts
+from cfa_lib.answers import gold_number_from_option, numeric_key
 from cfa_lib.data import Question
-from cfa_lib.grading import gold_number_from_option, numeric_key
 from cfa_lib.models import Request
 
 GoldSource = Literal["option", "model", "text"]

@@ -11,30 +11,45 @@ import os
 import re
 import tempfile
 import warnings
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
+
+from cfa_lib import experiments as registry
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_DIR = PROJECT_ROOT / "datasets" / "reference_runs"
 
-# Experiment name in our files → the names the original study wrote in `metadata.experiment`.
-EXPERIMENT_ALIASES = {
-    "option_bias": {"option_bias", "A5_option_bias"},
-    "three_tier": {"three_tier", "A1_open_ended"},
-    "counterfactual": {"counterfactual", "I1_counterfactual"},
-}
-
-# The fields every row needs for its experiment's summary to be recomputed (ours and the study's files).
-REQUIRED_ROW_FIELDS = {
-    "option_bias": {"question_id", "correct_with_options", "correct_without_options", "judge_verdict"},
-    "three_tier": {"level", "evaluation"},
-    "counterfactual": {"original", "perturbations"},
-}
-
-
 class ResultsFileError(ValueError):
     """A results file that is missing, corrupt, truncated or of another experiment."""
+
+
+@dataclass
+class ResultRow:
+    """Base of every experiment's typed results row.
+
+    Fields without a default are what the experiment's summary needs, so a file lacking one is refused;
+    fields of the original study's files that we do not use are kept in `extra` and written back as they
+    were, so `from_dict(row).to_dict() == row` for ours and theirs alike.
+    """
+
+    extra: dict[str, Any] = field(default_factory=dict, kw_only=True, repr=False)
+
+    @classmethod
+    def required_fields(cls) -> set[str]:
+        return {f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        known = {f.name for f in fields(cls)} - {"extra"}
+        return cls(**{k: v for k, v in data.items() if k in known},
+                   extra={k: v for k, v in data.items() if k not in known})
+
+    def to_dict(self) -> dict[str, Any]:
+        row = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        return {**row, **self.extra}
 
 
 def results_root() -> Path:
@@ -92,21 +107,21 @@ def load_results(path: str | Path, experiment: str | None = None) -> dict[str, A
         if not isinstance(row, dict):
             raise ResultsFileError(f"{path}: results row {i} is not an object: {str(row)[:80]!r}.")
     if experiment is not None:
+        entry = registry.experiment(experiment)
         found = data["metadata"].get("experiment")
-        if found not in EXPERIMENT_ALIASES[experiment]:
+        if found not in entry.file_names:
             raise ResultsFileError(
                 f"{path} holds experiment {found!r}, not {experiment!r}: pass a results file of that experiment."
             )
         for i, row in enumerate(data["results"]):
-            missing = REQUIRED_ROW_FIELDS[experiment] - row.keys()
+            missing = entry.module.Row.required_fields() - row.keys()
             if missing:
                 raise ResultsFileError(f"{path}: results row {i} lacks {sorted(missing)} (corrupt or edited file?).")
     return data
 
 
 def reference_files(experiment: str) -> list[Path]:
-    prefix = {"option_bias": "A5_", "three_tier": "A1_", "counterfactual": "I1_"}[experiment]
-    return sorted(REFERENCE_DIR.glob(f"{prefix}*.json"))
+    return sorted(REFERENCE_DIR.glob(f"{registry.experiment(experiment).reference_prefix}*.json"))
 
 
 def latest_runs(experiment: str, root: Path | None = None) -> list[Path]:

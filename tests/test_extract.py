@@ -1,4 +1,4 @@
-"""cfa_lib.extract: final-answer extraction from realistic model responses.
+"""cfa_lib.answers: final-answer extraction from realistic model responses.
 
 Phrasings come from the original study's worked example (shared/seeds/000_*.txt), from the
 responses stored in its reference runs (A5 `answer_without`, A1 `model_response`, gpt-4o-mini and
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cfa_lib.extract import Number, extract_choice, extract_number, extract_numbers_in, numbers_match
+from cfa_lib.answers import Number, extract_choice, extract_number, extract_numbers_in, numbers_match
 from tests.card_examples import FORMAT_A_OUTPUT, FORMAT_B_OUTPUT
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds"

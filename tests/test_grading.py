@@ -1,4 +1,4 @@
-"""cfa_lib.grading: tolerance plus the closer-to-a-distractor rule, on real CFA-Easy option sets."""
+"""cfa_lib.answers.key: tolerance plus the closer-to-a-distractor rule, on real CFA-Easy option sets."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import math
 
 import pytest
 
+from cfa_lib.answers import Number, NumericKey, extract_number, gold_number_from_option, grade_number, numeric_key
 from cfa_lib.data import load_dataset
-from cfa_lib.extract import Number, extract_number
-from cfa_lib.grading import NumericKey, gold_number_from_option, grade_number, numeric_key
 
 
 @pytest.fixture(scope="module")

@@ -20,12 +20,15 @@ def answer(text: str, **kw) -> Completion:
 
 def grade(qid: str, with_text: str, without_text: str, judged: Completion | None = None, **kw) -> dict:
     q = QUESTIONS[qid]
-    return ob.grade_rows([q], [answer(with_text)], [answer(without_text, **kw)],
-                         {qid: judged} if judged else {}, 0.02)[0]
+    return ob.grade_question(q, answer(with_text), answer(without_text, **kw), judged, 0.02).to_dict()
 
 
 def grade_at(tolerance: float, qid: str, with_text: str, without_text: str) -> dict:
-    return ob.grade_rows([QUESTIONS[qid]], [answer(with_text)], [answer(without_text)], {}, tolerance)[0]
+    return ob.grade_question(QUESTIONS[qid], answer(with_text), answer(without_text), None, tolerance).to_dict()
+
+
+def summarize(rows: list[dict]) -> dict:
+    return ob.summarize([ob.Row.from_dict(row) for row in rows])
 
 
 def test_card_example_is_option_biased_at_one_percent() -> None:
@@ -83,7 +86,7 @@ def test_failures_are_excluded_not_wrong() -> None:
     assert row["judge_verdict"] == ob.MODEL_FAILED and row["option_biased"] is None
     row = grade("easy_0", "ANSWER: C", "   ")
     assert row["judge_verdict"] == ob.NO_ANSWER and row["correct_without_options"] is False
-    summary = ob.summarize([grade("easy_0", "ANSWER: C", "Expected inflation.", failed_judge),
+    summary = summarize([grade("easy_0", "ANSWER: C", "Expected inflation.", failed_judge),
                             grade_at(0.01, "easy_9", FORMAT_A_OUTPUT, FORMAT_B_OUTPUT)])
     assert summary["n_paired"] == 1 and summary["excluded_reasons"] == {ob.JUDGE_FAILED: 1}
     assert summary["accuracy_with_options"] == 1.0 and summary["accuracy_without_options"] == 0.0
@@ -92,7 +95,7 @@ def test_failures_are_excluded_not_wrong() -> None:
 def test_no_letter_is_wrong_and_counted() -> None:
     row = grade("easy_9", "It depends on the compounding convention.", FORMAT_B_OUTPUT)
     assert row["answer_with"] is None and row["correct_with_options"] is False and row["no_answer_with"]
-    assert ob.summarize([row])["n_no_answer_with_options"] == 1
+    assert summarize([row])["n_no_answer_with_options"] == 1
 
 
 @pytest.mark.parametrize("model, b, c, acc_with, acc_without", [

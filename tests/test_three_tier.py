@@ -6,11 +6,10 @@ import json
 
 import pytest
 
+from cfa_lib.answers import extract_number, gold_number_from_option
 from cfa_lib.data import load_dataset
 from cfa_lib.experiments import three_tier as tt
-from cfa_lib.extract import extract_number
 from cfa_lib.gold import GoldAnswer, from_option
-from cfa_lib.grading import gold_number_from_option
 from cfa_lib.models import Completion
 from cfa_lib.results import REFERENCE_DIR
 

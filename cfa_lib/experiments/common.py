@@ -11,7 +11,6 @@ from typing import Any
 
 from cfa_lib import __version__, params
 from cfa_lib.data import Question, load_dataset
-from cfa_lib.extract import Number
 from cfa_lib.models import Completion, get_client, parse_model_name
 from cfa_lib.prompts import PROMPT_VERSION
 
@@ -87,16 +86,6 @@ def usage(completions: Sequence[Completion | None]) -> dict[str, Any]:
         "completion_tokens": sum(c.completion_tokens or 0 for c in done),
         "cost_usd": None if any(cost is None for cost in costs) else round(sum(costs), 6),
     }
-
-
-def format_number(number: Number | None) -> str | None:
-    """An extracted number written back the way a reader expects ("8.15%", "$113,733")."""
-    if number is None:
-        return None
-    if number.unit == "%":
-        return f"{number.value:g}%"
-    text = f"{number.value:,.2f}".rstrip("0").rstrip(".")
-    return f"{'-' if number.value < 0 else ''}{number.unit or ''}{text.lstrip('-')}"
 
 
 def count(values: Sequence[Any]) -> dict[str, int]:

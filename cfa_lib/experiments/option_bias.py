@@ -9,6 +9,7 @@ from the paired analysis and reported, never counted as wrong answers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,20 +17,18 @@ import pandas as pd
 from pydantic import BaseModel
 
 from cfa_lib import prompts, stats
+from cfa_lib.answers import extract_choice, extract_number, grade_number, numeric_key, parse_reply
 from cfa_lib.data import Question, load_dataset
 from cfa_lib.experiments.common import (
     Settings,
     count,
     excerpt,
-    format_number,
     metadata,
     ready_client,
     usage,
 )
-from cfa_lib.extract import extract_choice, extract_number
-from cfa_lib.grading import grade_number, numeric_key
-from cfa_lib.models import Completion, Request, get_client
-from cfa_lib.results import load_results, new_run_id, write_results
+from cfa_lib.models import Completion, Request, complete_keyed, get_client
+from cfa_lib.results import ResultRow, load_results, new_run_id, write_results
 
 EXPERIMENT = "option_bias"
 
@@ -52,11 +51,43 @@ CORRECT_VERDICTS = {NUMERICAL_MATCH, JUDGE_CORRECT, "CORRECT"}  # "CORRECT": the
 EXCLUDED_VERDICTS = {JUDGE_FAILED, MODEL_FAILED}
 
 
-def format_requests(questions: Sequence[Question]) -> list[Request]:
-    """Format A then Format B for every question, so one batch uses the concurrency and the cache."""
-    return [Request(prompts.mcq_messages(q)) for q in questions] + [
-        Request(prompts.open_messages(q)) for q in questions
-    ]
+@dataclass
+class Row(ResultRow):
+    """One question of an option-bias run: both formats, the open verdict, the pairing."""
+
+    question_id: str
+    correct_with_options: bool | None
+    correct_without_options: bool | None
+    judge_verdict: str
+    correct_answer: str | None = None
+    correct_text: str | None = None
+    answer_with: str | None = None
+    no_answer_with: bool = False
+    error_with: str | None = None
+    answer_without: str | None = None
+    judge_reasoning: str | None = None
+    option_biased: bool | None = None
+    response_with: str | None = None
+    response_without: str | None = None
+    thinking_with: str | None = None
+    thinking_without: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented order of the study's files (question, Format A, Format B, pairing, texts)."""
+        order = ("question_id", "correct_answer", "correct_text", "answer_with", "correct_with_options",
+                 "no_answer_with", "error_with", "judge_verdict", "answer_without", "judge_reasoning",
+                 "correct_without_options", "option_biased", "response_with", "response_without",
+                 "thinking_with", "thinking_without")
+        row = super().to_dict()
+        return {**{k: row.pop(k) for k in order}, **row}
+
+
+def format_requests(questions: Sequence[Question]) -> dict[tuple[str, str], Request]:
+    """Format A and Format B of every question, keyed by (question id, format), sent as one batch."""
+    return {
+        **{(q.id, "A"): Request(prompts.mcq_messages(q)) for q in questions},
+        **{(q.id, "B"): Request(prompts.open_messages(q)) for q in questions},
+    }
 
 
 def judge_request(question: Question, response: str) -> Request:
@@ -76,7 +107,7 @@ def grade_open_numerically(question: Question, response: str, tolerance: float) 
     grade = grade_number(answer, key.gold, list(key.distractors.values()), rel_tol=tolerance)
     return {
         "judge_verdict": NUMERICAL_MATCH if grade.match else NUMERICAL_MISMATCH,
-        "answer_without": format_number(answer),
+        "answer_without": answer.short(),
         "judge_reasoning": grade.reason,
     }
 
@@ -90,31 +121,20 @@ def grade_mcq(completion: Completion, answer_key: str) -> dict[str, Any]:
             "no_answer_with": letter is None, "error_with": None}
 
 
-def grade_rows(
-    questions: Sequence[Question],
-    mcq: Sequence[Completion],
-    open_: Sequence[Completion],
-    judge: dict[str, Completion],
-    tolerance: float,
-) -> list[dict[str, Any]]:
-    """One results row per question, from the completions of both formats and the judge."""
-    rows = []
-    for question, with_options, without_options in zip(questions, mcq, open_, strict=True):
-        row: dict[str, Any] = {"question_id": question.id, "correct_answer": question.answer,
-                               "correct_text": question.correct_text}
-        row.update(grade_mcq(with_options, question.answer))
-        row.update(grade_open(question, without_options, judge.get(question.id), tolerance))
-        verdict = row["judge_verdict"]
-        row["correct_without_options"] = None if verdict in EXCLUDED_VERDICTS else verdict in CORRECT_VERDICTS
-        paired = row["correct_with_options"] is not None and row["correct_without_options"] is not None
-        row["option_biased"] = (row["correct_with_options"] and not row["correct_without_options"]) if paired \
-            else None
-        row["response_with"] = with_options.text
-        row["response_without"] = without_options.text
-        row["thinking_with"] = with_options.thinking
-        row["thinking_without"] = without_options.thinking
-        rows.append(row)
-    return rows
+def grade_question(question: Question, with_options: Completion, without_options: Completion,
+                   judged: Completion | None, tolerance: float) -> Row:
+    """The results row of one question, from its two formats' completions and the judge's (if asked)."""
+    fields: dict[str, Any] = {"question_id": question.id, "correct_answer": question.answer,
+                              "correct_text": question.correct_text}
+    fields.update(grade_mcq(with_options, question.answer))
+    fields.update(grade_open(question, without_options, judged, tolerance))
+    verdict = fields["judge_verdict"]
+    fields["correct_without_options"] = None if verdict in EXCLUDED_VERDICTS else verdict in CORRECT_VERDICTS
+    paired = fields["correct_with_options"] is not None and fields["correct_without_options"] is not None
+    fields["option_biased"] = (fields["correct_with_options"] and not fields["correct_without_options"]) \
+        if paired else None
+    return Row(**fields, response_with=with_options.text, response_without=without_options.text,
+               thinking_with=with_options.thinking, thinking_without=without_options.thinking)
 
 
 def grade_open(
@@ -127,10 +147,10 @@ def grade_open(
     numeric = grade_open_numerically(question, completion.text, tolerance)
     if numeric is not None:
         return numeric
-    if judged is None or not judged.ok or judged.parsed is None:
-        reason = judged.error if judged is not None else "judge not called"
-        return {"judge_verdict": JUDGE_FAILED, "answer_without": None, "judge_reasoning": reason}
-    verdict = JudgeVerdict.model_validate(judged.parsed)
+    verdict, why = parse_reply(judged, JudgeVerdict, "judge")
+    if verdict is None:
+        return {"judge_verdict": JUDGE_FAILED, "answer_without": None,
+                "judge_reasoning": judged.error if judged is not None else "judge not called"}
     return {
         "judge_verdict": JUDGE_CORRECT if verdict.correct else JUDGE_INCORRECT,
         "answer_without": None,
@@ -138,18 +158,18 @@ def grade_open(
     }
 
 
-def exclusion_reason(row: dict[str, Any]) -> str | None:
+def exclusion_reason(row: Row) -> str | None:
     """Why a row is left out of the paired analysis (a failed call), or None when it is paired."""
-    if row["correct_without_options"] is None:
-        return row["judge_verdict"]
-    return "MODEL_FAILED (with options)" if row["correct_with_options"] is None else None
+    if row.correct_without_options is None:
+        return row.judge_verdict
+    return "MODEL_FAILED (with options)" if row.correct_with_options is None else None
 
 
-def summarize(rows: Sequence[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
+def summarize(rows: Sequence[Row], seed: int = 0) -> dict[str, Any]:
     """The card's summary, recomputed from rows (ours or the original study's) on the paired questions."""
     paired = [r for r in rows if exclusion_reason(r) is None]
-    with_options = [bool(r["correct_with_options"]) for r in paired]
-    without_options = [bool(r["correct_without_options"]) for r in paired]
+    with_options = [bool(r.correct_with_options) for r in paired]
+    without_options = [bool(r.correct_without_options) for r in paired]
     n = len(paired)
     outcomes = stats.paired_outcomes(with_options, without_options)
     acc_with = sum(with_options) / n if n else None
@@ -161,8 +181,8 @@ def summarize(rows: Sequence[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
         "n_paired": n,
         "n_excluded": len(rows) - n,
         "excluded_reasons": count([exclusion_reason(r) for r in rows if exclusion_reason(r)]),
-        "n_no_answer_with_options": sum(bool(r.get("no_answer_with")) for r in paired),
-        "verdicts": count([r["judge_verdict"] for r in rows]),
+        "n_no_answer_with_options": sum(bool(r.no_answer_with) for r in paired),
+        "verdicts": count([r.judge_verdict for r in rows]),
         "accuracy_with_options": acc_with,
         "accuracy_without_options": acc_without,
         "accuracy_with_options_ci": stats.wilson_interval(sum(with_options), n) if n else None,
@@ -180,31 +200,31 @@ def summarize(rows: Sequence[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
 
 def estimate(settings: Settings):
     """Prompt tokens and cost range of the subject calls, before anything is spent."""
-    return get_client(settings.model).estimate(format_requests(settings.questions()))
+    return get_client(settings.model).estimate(list(format_requests(settings.questions()).values()))
 
 
 def run(settings: Settings) -> tuple[dict[str, Any], Path]:
     """Ask both formats, judge what numbers cannot decide, write the results file and return it."""
     questions = settings.questions()
     client = ready_client(settings.model)
-    answers = client.complete_many(format_requests(questions), max_concurrency=settings.max_concurrency,
-                                   desc="Formats A and B")
-    mcq, open_ = answers[: len(questions)], answers[len(questions):]
-    needs_judge = [
-        (q, c) for q, c in zip(questions, open_, strict=True)
-        if c.ok and c.text.strip() and grade_open_numerically(q, c.text, settings.tolerance) is None
-    ]
+    answers = complete_keyed(client, format_requests(questions), max_concurrency=settings.max_concurrency,
+                             desc="Formats A and B")
+    to_judge = {
+        q.id: judge_request(q, open_.text) for q in questions
+        if (open_ := answers[q.id, "B"]).ok and open_.text.strip()
+        and grade_open_numerically(q, open_.text, settings.tolerance) is None
+    }
     judged: dict[str, Completion] = {}
-    if needs_judge:
+    if to_judge:
         judge = client if settings.resolved_judge == settings.model else ready_client(settings.resolved_judge)
-        verdicts = judge.complete_many([judge_request(q, c.text) for q, c in needs_judge],
-                                       max_concurrency=settings.max_concurrency, desc="Judge")
-        judged = {q.id: v for (q, _), v in zip(needs_judge, verdicts, strict=True)}
-    rows = grade_rows(questions, mcq, open_, judged, settings.tolerance)
+        judged = complete_keyed(judge, to_judge, max_concurrency=settings.max_concurrency, desc="Judge")
+    rows = [grade_question(q, answers[q.id, "A"], answers[q.id, "B"], judged.get(q.id), settings.tolerance)
+            for q in questions]
     summary = summarize(rows)
-    summary["usage"] = {"subject": usage(answers), "judge": usage(list(judged.values()))}
+    summary["usage"] = {"subject": usage(list(answers.values())), "judge": usage(list(judged.values()))}
     summary["total_tokens"] = sum(u["prompt_tokens"] + u["completion_tokens"] for u in summary["usage"].values())
-    data = {"metadata": metadata(EXPERIMENT, settings, len(questions)), "summary": summary, "results": rows}
+    data = {"metadata": metadata(EXPERIMENT, settings, len(questions)), "summary": summary,
+            "results": [row.to_dict() for row in rows]}
     path = write_results(EXPERIMENT, new_run_id(settings.model, settings.dataset), data)
     return data, path
 
@@ -212,7 +232,7 @@ def run(settings: Settings) -> tuple[dict[str, Any], Path]:
 def load(path: str | Path) -> dict[str, Any]:
     """A results file of this experiment (ours or the original study's), with its summary recomputed."""
     data = load_results(path, EXPERIMENT)  # checks the rows carry what summarize needs
-    data["recomputed_summary"] = summarize(data["results"])
+    data["recomputed_summary"] = summarize([Row.from_dict(r) for r in data["results"]])
     return data
 
 

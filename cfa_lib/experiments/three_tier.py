@@ -17,11 +17,10 @@ import pandas as pd
 from pydantic import BaseModel
 
 from cfa_lib import params, prompts, stats
+from cfa_lib.answers import Number, aligned_values, extract_number, gold_number_from_option, grade_number
 from cfa_lib.data import Question, load_dataset
 from cfa_lib.experiments.common import Settings, count, excerpt, metadata, ready_client, usage
-from cfa_lib.extract import Number, extract_number
 from cfa_lib.gold import GoldAnswer, gold_answers
-from cfa_lib.grading import gold_number_from_option, grade_number
 from cfa_lib.models import Completion, Request, get_client
 from cfa_lib.results import load_results, new_run_id, write_results
 
@@ -56,20 +55,13 @@ def numeric_tier(answer: Number, gold: GoldAnswer, distractors: Sequence[Number 
     grade = grade_number(answer, gold_number, distractors, rel_tol=tolerance)
     if grade.match:
         return NumericTier("A", grade.reason)
-    student, expected = _comparable(answer, gold_number)
+    student, expected = aligned_values(answer, gold_number)
     if expected == 0 or student == 0 or (student > 0) != (expected > 0):
         return NumericTier("C", f"wrong sign or zero: {answer.value:g} vs gold {gold.numerical:g}")
     ratio = student / expected
     if ratio >= 2 or ratio <= 0.5:
         return NumericTier("C", f"off by a factor of {max(ratio, 1 / ratio):.2f} (2 or more)")
     return NumericTier(None, f"{grade.reason}; within a factor of 2, so the judge decides B or C")
-
-
-def _comparable(answer: Number, gold: Number) -> tuple[float, float]:
-    """Both values on one scale when only one is a percentage: 8.0 % and 0.08 are the same rate."""
-    if (answer.unit == "%") == (gold.unit == "%"):
-        return answer.value, gold.value
-    return tuple(n.value / 100 if n.unit == "%" else n.value for n in (answer, gold))  # type: ignore[return-value]
 
 
 def judged_level(verdict: TierVerdict, numeric_band: bool) -> str:

@@ -7,6 +7,7 @@ answers = client.complete_many([Request(messages)], max_concurrency=8, desc="For
 from .cache import CompletionCache, default_cache_dir
 from .client import ModelClient, get_client
 from .errors import CacheError, ModelSpecError, ModelUnavailableError
+from .keyed import complete_keyed
 from .names import ACCEPTED_FORMS, ModelSpec, parse_model_name
 from .retry import RetryPolicy
 from .types import Completion, CostEstimate, Request
@@ -15,6 +16,7 @@ __all__ = [
     "ACCEPTED_FORMS",
     "CacheError",
     "Completion",
+    "complete_keyed",
     "CompletionCache",
     "CostEstimate",
     "ModelClient",

@@ -1,26 +1,28 @@
-"""Keep a thinking model's reasoning out of the answer text that graders read."""
+"""Keep a model's reasoning out of the answer text that graders read: the one rule for reasoning tags."""
 
 from __future__ import annotations
 
 import re
 
-_BLOCK = re.compile(r"<think(?:ing)?>(.*?)</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
-_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
-_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
+_TAGS = "think|thinking|reasoning|reflection"
+_BLOCK = re.compile(rf"<({_TAGS})\b[^>]*>(.*?)</\1\s*>", re.DOTALL | re.IGNORECASE)
+_OPEN = re.compile(rf"<(?:{_TAGS})\b[^>]*>", re.IGNORECASE)
+_CLOSE = re.compile(rf"</(?:{_TAGS})\s*>", re.IGNORECASE)
 
 
 def split_thinking(content: str, thinking: str | None = None) -> tuple[str, str | None]:
-    """(answer, thinking) from content that may hold <think> blocks, merged with a separate thinking field.
+    """(answer, thinking) from content that may hold reasoning blocks, merged with a separate thinking field.
 
-    An unclosed <think> (the budget ran out mid-thought) leaves no answer; a lone </think> (templates
-    that open the block in the prompt) marks everything before it as thinking.
+    An unclosed opener (the budget ran out mid-thought) leaves no answer after it; a stray closer
+    (templates that open the block in the prompt) marks everything before the last one as thinking.
     """
     parts = [thinking.strip()] if thinking and thinking.strip() else []
-    parts += [m.strip() for m in _BLOCK.findall(content) if m.strip()]
-    answer = _BLOCK.sub("", content)
-    if (close := _CLOSE.search(answer)) is not None:
-        parts.append(answer[: close.start()].strip())
-        answer = answer[close.end() :]
+    parts += [m.group(2).strip() for m in _BLOCK.finditer(content) if m.group(2).strip()]
+    answer = _BLOCK.sub(" ", content)
+    closers = list(_CLOSE.finditer(answer))
+    if closers:
+        parts.append(answer[: closers[-1].start()].strip())
+        answer = answer[closers[-1].end() :]
     if (opened := _OPEN.search(answer)) is not None:
         parts.append(answer[opened.end() :].strip())
         answer = answer[: opened.start()]

@@ -10,13 +10,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cfa_lib import prompts
+from cfa_lib.answers import parse_reply
 from cfa_lib.data import Question
 from cfa_lib.models import Completion, Request
 from cfa_lib.params import PERTURBATION_LEVELS as LEVELS
 from cfa_lib.perturbation.formula import FormulaError
 from cfa_lib.perturbation.plan import plan_perturbation
 from cfa_lib.perturbation.records import finish
-from cfa_lib.perturbation.replies import parse_reply
 from cfa_lib.perturbation.rewrite import apply_rewrite
 from cfa_lib.perturbation.types import (
     FormulaExtraction,

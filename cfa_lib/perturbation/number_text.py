@@ -1,6 +1,6 @@
 """Numbers as written in a question or an option: find them, and write new ones in the same style.
 
-`cfa_lib.extract` reads the *value* a model commits to; this module keeps the *text* around each number
+`cfa_lib.answers` reads the *value* a model commits to; this module keeps the *text* around each number
 (currency, separators, decimals, "%", " million", trailing words) so that a perturbation can write a
 new value exactly the way the original was written, and replace one span without touching "17%" when
 it changes "7%".

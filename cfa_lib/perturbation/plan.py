@@ -13,15 +13,15 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from cfa_lib.answers import numeric_key
+from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import Question
-from cfa_lib.grading import numeric_key
 from cfa_lib.perturbation.choices import rebuild_choices
 from cfa_lib.perturbation.formula import FormulaError
 from cfa_lib.perturbation.number_text import NumberText, count_span
 from cfa_lib.perturbation.records import finish
 from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan, Verification
 from cfa_lib.perturbation.values import changeable, draw_number, solve_for
-from cfa_lib.perturbation.verify import relative_gap
 from cfa_lib.prompts import PERTURB_REWRITE_CHANGE_USER, PERTURB_REWRITE_UNKNOWN_USER
 
 MAX_DRAWS = 60
@@ -57,7 +57,7 @@ def plan_perturbation(
 
     options = verification.options
     correct = options[question.answer]
-    gaps = [relative_gap(options[d].number, correct.number) for d in question.distractors]
+    gaps = [relative_difference(options[d].number, correct.number) for d in question.distractors]
     needed = max(min(gaps), 0.01)
     original_answer = verification.original_answer_value
     assert original_answer is not None
@@ -75,7 +75,7 @@ def plan_perturbation(
             answer = verification.formula.evaluate(values)
         except FormulaError:
             continue
-        if answer * original_answer <= 0 or relative_gap(answer, original_answer) < needed:
+        if answer * original_answer <= 0 or relative_difference(answer, original_answer) < needed:
             continue
         old_spans, new_spans = _changed_spans(verification, names, new_numbers, values)  # type: ignore[arg-type]
         # a new value that is already written in the question would make the text checks ambiguous
@@ -151,7 +151,7 @@ def _plan_unknown(
         solved = solve_for(verification.answer, values, unknown, original_answer, upper)
     except FormulaError as error:
         return finish(record, "not_verifiable", f"cannot solve for {unknown!r}: {error}", "round_trip")
-    if relative_gap(solved, values[unknown]) > ROUND_TRIP_TOL:
+    if relative_difference(solved, values[unknown]) > ROUND_TRIP_TOL:
         return finish(
             record,
             "not_verifiable",
@@ -165,7 +165,7 @@ def _plan_unknown(
         from_stated = solve_for(verification.answer, values, unknown, stated_answer, upper)
     except FormulaError as error:
         return finish(record, "not_verifiable", f"cannot solve from the stated answer: {error}", "stated_answer")
-    if relative_gap(from_stated, values[unknown]) > STATED_ANSWER_TOL:
+    if relative_difference(from_stated, values[unknown]) > STATED_ANSWER_TOL:
         return finish(
             record,
             "not_verifiable",

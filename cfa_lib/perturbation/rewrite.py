@@ -6,11 +6,11 @@ Levels 1 and 2 fall back to a deterministic span substitution when the rewrite f
 
 from __future__ import annotations
 
+from cfa_lib.answers import parse_reply
 from cfa_lib.data import Question
 from cfa_lib.models import Completion
 from cfa_lib.perturbation.number_text import count_span, substitute_values
 from cfa_lib.perturbation.records import finish
-from cfa_lib.perturbation.replies import parse_reply
 from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan, QuestionRewrite
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 from typing import Literal
 
+from cfa_lib.answers import numeric_key
+from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import Question
-from cfa_lib.grading import numeric_key
 from cfa_lib.perturbation.formula import FormulaError, parse_formula
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers, single_number
 from cfa_lib.perturbation.types import Check, FormulaExtraction, OptionNumbers, ParameterInfo, Verification
@@ -33,11 +34,6 @@ def option_numbers(question: Question) -> OptionNumbers:
     if numeric_key(question.choices, question.answer) is None:  # the experiment could not grade it by number
         return OptionNumbers({}, f"correct option {question.answer} ({question.correct_text!r}) is not a numeric key")
     return OptionNumbers({letter: numbers[letter] for letter in question.choices})
-
-
-def relative_gap(a: float, b: float) -> float:
-    """|a - b| / |b|; huge, not an error, when b is 0 (unlike `extract.relative_error`, no zero tolerance)."""
-    return abs(a - b) / max(abs(b), 1e-300)
 
 
 def verify_extraction(question: Question, extraction: FormulaExtraction, rel_tol: float = 0.005) -> Verification:
@@ -120,7 +116,7 @@ def verify_extraction(question: Question, extraction: FormulaExtraction, rel_tol
             computed = derived_formula.evaluate(values)
         except FormulaError as error:
             return fail("not_verifiable", "derived_values", f"derived parameter {name!r}: {error}")
-        if relative_gap(computed, values[name]) > rel_tol:
+        if relative_difference(computed, values[name]) > rel_tol:
             return fail(
                 "not_verifiable",
                 "derived_values",
@@ -135,7 +131,7 @@ def verify_extraction(question: Question, extraction: FormulaExtraction, rel_tol
         return fail("not_verifiable", "reproduces_answer", f"formula with the original values: {error}")
     correct = options.numbers[question.answer]
     for scale in correct.scales:
-        if relative_gap(output, correct.number * scale) <= rel_tol:
+        if relative_difference(output, correct.number * scale) <= rel_tol:
             detail = f"formula gives {output:.6g}; correct option {question.correct_text!r}"
             trail.append(Check("reproduces_answer", True, detail))
             return Verification(

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
-from cfa_lib.extract import REL_TOL_SLACK, Number, aligned_values, extract_numbers_in, relative_error
+from cfa_lib.answers.numbers import REL_TOL_SLACK, Number, aligned_values, numbers_in, relative_error
 
 __all__ = ["NumericGrade", "NumericKey", "gold_number_from_option", "grade_number", "numeric_key"]
 
@@ -21,11 +21,6 @@ __all__ = ["NumericGrade", "NumericKey", "gold_number_from_option", "grade_numbe
 _COMPARISON = re.compile(
     r"(?i)\b(?:less|more|greater|fewer|higher|lower|larger|smaller)\s+than\b|\b(?:below|above|under|over|"
     r"exceeds?|exceeding|at\s+least|at\s+most|up\s+to|between|within|no\s+more|no\s+less)\b"
-)
-_NUMBER_TOKEN = re.compile(
-    r"[-+–—−]?\s?(?:US\$|\$|€|£|₤|¥)?\s?-?\d[\d,]*(?:\.\d+)?\.?\d*\s?(?:%|percent|bps|basis\s+points?|"
-    r"thousand|million|billion|trillion|mn|bn|[kmb]\b)?",
-    re.I,
 )
 MAX_OTHER_WORDS = 5  # "8.0% compounded semiannually." yes; a sentence that mentions a number, no
 
@@ -50,12 +45,15 @@ def gold_number_from_option(text: str | None) -> Number | None:
     2.85%"), a formula ("(1 – Recovery rate)") or a sentence that merely mentions a number (more than
     five other words: "The initial margin required is typically at least 10% of the futures price.").
     """
-    numbers = extract_numbers_in(text)
+    cleaned, found = numbers_in(text)
+    numbers = [f.number for f in found]
     if not numbers or not all(n == numbers[0] for n in numbers):
         return None
-    if _COMPARISON.search(text):
+    if _COMPARISON.search(cleaned):
         return None
-    rest = _NUMBER_TOKEN.sub(" ", text)
+    rest = "".join(cleaned[end:start] for end, start in zip([0] + [f.end for f in found],
+                                                             [f.start for f in found] + [len(cleaned)],
+                                                             strict=True))
     if re.search(r"[+×*/=^]|\s[-–—]\s|\(\s*[-–—]", rest):
         return None
     if len(re.findall(r"[A-Za-z][\w'’-]*", rest)) > MAX_OTHER_WORDS:

@@ -1,0 +1,118 @@
+"""The letter a multiple-choice response commits to.
+
+It works in tiers: explicit answer statements ("ANSWER: C", "the correct answer is B", `\\boxed{B}`), then
+verdicts ("Option C is correct"), then a response that is just a label line ("C) expected inflation").
+Within the strongest tier present the last statement wins, so a final answer restated after an
+explanation is what counts; a statement naming two letters gives None.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from cfa_lib.answers.text import clean
+
+_CONNECTIVES = {
+    "because", "since", "as", "which", "that", "is", "was", "would", "should", "could", "will", "it",
+    "this", "for", "given", "due", "with", "here", "so", "then", "but", "while", "whereas", "where",
+    "though", "although", "indeed", "only", "again", "in", "per", "from", "to", "correct", "right",
+}  # fmt: skip
+
+
+def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
+    """(tier, pattern) with a named group `letter`; tier 1 is strongest."""
+    letter = rf"(?P<letter>[{letters}])(?![\w'’])"
+    deco = r"[\s:=*_`$\"'“‘(\[{>~–—-]*"
+    filler = (
+        r"(?:(?i:therefore|thus|clearly|likely|most\s+likely|probably|then|indeed|either|both|option|choice|letter)\b"
+        + deco
+        + r")*"
+    )
+    explicit = (
+        r"(?i:\bfinal\s+answer(?:\s+(?:is|would\s+be|will\s+be))?"
+        r"|\b(?:answer|ans)(?:\s+(?:choice|option))?\s*(?:is|would\s+be|should\s+be|must\s+be|will\s+be|[:=：]|[-–—]+)"
+        r"|\banswer\s*(?=\(\s*[A-Z]\s*\))"
+        r"|\b(?:correct|right|best|final|most\s+appropriate|most\s+accurate)\s+(?:option|choice|response|selection|letter)\s*(?:is|would\s+be|[:=])"  # noqa: E501
+        r"|\bI\s+(?:would\s+|will\s+|'?d\s+)?(?:choose|select|pick|go\s+with)"
+        r"|\bI['’]d\s+(?:choose|select|pick|go\s+with)"
+        r"|\bmy\s+(?:final\s+)?(?:answer|choice|pick|selection)\s*(?:is|would\s+be|[:=])"
+        r"|答案\s*(?:是|为|[:：])"
+        r"|\\boxed\s*\{)"
+    )
+    verdict_before = (
+        rf"(?<![\w'’])(?:(?i:option|choice|answer)\s*)?[(\[]?(?P<letter>[{letters}])[)\]]?"
+        r"\s+(?i:is|are|would\s+be|seems\s+to\s+be|appears\s+to\s+be)\s+(?i:the\s+)?(?i:most\s+|only\s+)?"
+        r"(?i:correct\b|right\b|best\b|accurate\b|appropriate\b|true\b|answer\b|valid\b)"
+    )
+    verdict_verb = rf"(?i:\b(?:choose|select|pick|go\s+with))\s+{filler}[(\[]?{letter}"
+    return [
+        (1, re.compile(rf"{explicit}{deco}{filler}{letter}")),
+        (2, re.compile(verdict_before)),
+        (2, re.compile(verdict_verb)),
+    ]
+
+
+def _letter_is_article(text: str, end: int) -> bool:
+    """'A bond's price...': an English article, not a choice."""
+    following = re.match(r"\s+([a-z][\w'’-]*)", text[end:])
+    return bool(following) and following.group(1) not in _CONNECTIVES
+
+
+def _names_two_letters(text: str, start: int, end: int, letters: str) -> bool:
+    joiner = r"\s*(?:,|/|&|\band/or\b|\band\b|\bor\b)\s*"
+    after = re.match(rf"[)\]]?{joiner}(?:(?i:option|choice)\s*)?[(\[]?[{letters}](?![\w'’])", text[end:])
+    before = re.search(rf"(?<![\w'’])[{letters}][)\]]?{joiner}(?:(?i:option|choice)\s*)?[(\[]?$", text[:start])
+    return bool(after or before)
+
+
+_LABEL_LINE = (
+    r"^[\s>#]*(?:(?i:so|thus|therefore|hence|final|answer)[,:]?\s*)?(?:(?i:option|choice)\s*)?"
+    r"(?:\((?P<l1>[{letters}])\)|\[(?P<l2>[{letters}])\]|(?P<l3>[{letters}])\)|(?P<l4>[{letters}])(?=[.:\-–—]|\s*$))"
+    r"(?P<rest>.*)$"
+)
+
+
+def _label_line_letter(text: str, letters: str) -> str | None:
+    """A response that is, or ends with, a bare label line: 'C) expected inflation', '**C**', '(B)'.
+
+    Bullet items ('- C', '• B') are not labels: they are symbols in a list (C = coupon)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    pattern = re.compile(_LABEL_LINE.format(letters=letters))
+    labelled = [(i, m) for i, line in enumerate(lines) if (m := pattern.match(line))]
+    if not labelled:
+        return None
+    named = {_label_letter(m) for _, m in labelled}
+    if len(named) == 1:
+        return named.pop()
+    last_index, last = labelled[-1]
+    if last_index == len(lines) - 1 and not last.group("rest").strip(" .:)"):
+        return _label_letter(last)  # a listing of the options followed by a lone final letter
+    return None
+
+
+def _label_letter(match: re.Match[str]) -> str:
+    return next(match.group(g) for g in ("l1", "l2", "l3", "l4") if match.group(g))
+
+
+def extract_choice(text: str | None, choices: Iterable[str] | str = "ABC") -> str | None:
+    """The letter the response commits to as its final answer, or None (no letter, or two letters)."""
+    letters = "".join(sorted({c.strip().upper() for c in choices if c.strip()}))
+    if not letters or not all(c.isalpha() and len(c) == 1 for c in letters):
+        raise ValueError(f"choices={choices!r} must be single letters such as 'ABC'")
+    body = clean(text)
+    if not body.strip():
+        return None
+    found: dict[int, list[tuple[int, int, str]]] = {}
+    for tier, pattern in _choice_patterns(letters):
+        for match in pattern.finditer(body):
+            start, end = match.span("letter")
+            if match.group("letter") == "A" and _letter_is_article(body, end):
+                continue
+            found.setdefault(tier, []).append((start, end, match.group("letter")))
+    if found:
+        start, end, letter = max(found[min(found)])  # the strongest tier present, its last statement
+        return None if _names_two_letters(body, start, end, letters) else letter
+    return _label_line_letter(body, letters)
+
+

@@ -1,0 +1,160 @@
+"""The number an open answer commits to as its final answer.
+
+It reads, in order, the last `\\boxed{}`, the last explicit answer line ("Final answer:", "ANSWER:",
+"the answer is") and otherwise the concluding sentence; inside that region it scores each number (after
+"=", "is", "approximately"; with a unit) and demotes operands of a formula, durations ("in 6 years"),
+precision notes ("2 decimals"), labels ("Step 3", "IFRS 16") and remarks in parentheses.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cfa_lib.answers.numbers import Found, Number, normalise_signs, scan_numbers
+from cfa_lib.answers.text import clean
+
+_CUE_BEFORE = re.compile(
+    r"(?i)(?:=|≈|≅|~|:|→|=>|->|\b(?:is|are|was|were|be|equals?|equal\s+to|approximately|approx\.?|about|around|"
+    r"roughly|nearly|close\s+to|closest\s+to|becomes|gives|yields|totals?|reaches|amounts?\s+to|"
+    r"comes?\s+to|answer))\s*$"
+)
+# "... for the 2-year bond at 6% coupon": a number in a trailing prepositional phrase is context
+_CONTEXT_BEFORE = re.compile(r"(?i)\b(?:at|for|in|over|with|from|on|after|within|per)(?:\s+(?:the|a|an))?\s*$")
+_COMPARISON_AFTER = re.compile(r"(?i)^\s*(?:higher|lower|more|less|greater|smaller|above|below)\b")
+_TIME_AFTER = re.compile(r"(?i)^[\s-]*(?:years?|yrs?|months?|days?|weeks?|quarters?|periods?|semesters?)\b")
+_PRECISION_AFTER = re.compile(
+    r"(?i)^\s*(?:decimal(?:s|\s+places?|\s+points?)?|dp\b|d\.p\.|significant|sig\.?\s*figs?|digits?|places?)"
+)
+_OPERATOR = "×*/^+÷"
+
+def _inside_remark(text: str, start: int, end: int) -> bool:
+    """The number sits in a parenthetical remark such as '(rounded to 2 decimals)'."""
+    open_at = text.rfind("(", 0, start)
+    if open_at < 0 or text.rfind(")", open_at, start) >= 0:
+        return False
+    close_at = text.find(")", end)
+    if close_at < 0:
+        close_at = len(text)
+    inside = text[open_at + 1 : start] + text[end:close_at]
+    return len(re.findall(r"[A-Za-z]", inside)) >= 3
+
+
+def _score(text: str, found: Found) -> float:
+    before = text[: found.start]
+    after = text[found.end :]
+    score = 0.0
+    cue_text = re.sub(r"[\s*_(`$€£¥]+$", "", before)
+    if _CUE_BEFORE.search(cue_text) or not before.strip():
+        score += 3
+    elif _CONTEXT_BEFORE.search(cue_text):
+        score -= 1
+    if _COMPARISON_AFTER.search(after):
+        score -= 2
+    if found.number.unit is not None or re.match(r"(?i)\s?(?:thousand|million|billion|trillion)", after):
+        score += 2
+    stripped_before = before.rstrip()
+    left_operator = (stripped_before[-1:] and stripped_before[-1] in _OPERATOR) or re.search(
+        r"[\w)]\s+-$", stripped_before
+    )
+    left_exponent = re.search(r"[\^]\s*[({]\s*$", before)
+    right_operator = re.match(rf"\s*(?:[{re.escape(_OPERATOR)}]|-\s+[\d($€£¥])", after) or re.match(r"\)\s*\^", after)
+    if left_operator or left_exponent or right_operator:
+        score -= 6
+    if _TIME_AFTER.search(after):
+        score -= 4
+    if _PRECISION_AFTER.search(after) or re.search(r"(?i)round(?:ed|ing)?\s+(?:off\s+)?(?:to|at)\s*$", before):
+        score -= 8
+    if _inside_remark(text, found.start, found.end):
+        score -= 3
+    value = found.number.value
+    if found.number.unit is None and value.is_integer() and 1900 <= value <= 2100:
+        score -= 2
+    return score
+
+
+def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0) -> Number | None:
+    """Highest-scoring number of a region; ties go to the later one ('r = 0.0814 ≈ 8.14%')."""
+    candidates = [(_score(text, found), found.start, found.number) for found in scan_numbers(text)]
+    if not candidates:
+        return None
+    candidates[0] = (candidates[0][0] + first_bonus, *candidates[0][1:])
+    score, _, number = max(candidates, key=lambda c: (c[0], c[1]))
+    if threshold is not None and score < threshold:
+        return None
+    return number
+
+
+def _boxed_contents(text: str) -> list[str]:
+    contents = []
+    for match in re.finditer(r"\\boxed\s*\{", text):
+        depth, i = 1, match.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        contents.append(text[match.end() : i - 1])
+    return contents
+
+
+_ANSWER_MARKER = re.compile(
+    r"(?im)(?:\bfinal\s+(?:answer|result)\b\s*(?:\([^)\n]{0,40}\))?(?:\s*(?:is\b|:|=|[-–—]+)|[ \t]*$)"
+    r"|\b(?:short\s+|direct\s+)?answer\b\s*(?:\([^)\n]{0,40}\))?\s*(?::|=|is\b|[-–—]+)"
+    r"|答案\s*(?:是|为|[:：]))"
+)
+_NOTE_SENTENCE = re.compile(
+    r"(?i)^[\s>*#\-•]*(?:\(|note\b|nb\b|check\b|checking\b|verification\b|verify\b|sanity\b|assum|if\b|"
+    r"where\b|here\b|let\s+me\s+know|i\s+can\b|would\s+you\b|feel\s+free|rounded\b|this\s+assumes|"
+    r"caveat|disclaimer|alternatively\b|for\s+example\b|e\.g\.)"
+)
+
+
+def extract_number(text: str | None) -> Number | None:
+    """The number the response gives as its final answer (see the module docstring for the order)."""
+    body = normalise_signs(clean(text))
+    if not body.strip():
+        return None
+    for content in reversed(_boxed_contents(body)):
+        number = _best_in(content)
+        if number is not None:
+            return number
+    markers = [m for m in _ANSWER_MARKER.finditer(body) if not _HYPOTHETICAL.search(_line_before(body, m.start()))]
+    if markers:
+        region = _answer_region(body, markers[-1].end())
+        # the number right after "Answer:" is the answer unless a later one is clearly the result
+        return _best_in(region, first_bonus=1) if region is not None else None
+    return _concluding_number(body)
+
+
+_HYPOTHETICAL = re.compile(r"(?i)\b(?:if|note|otherwise|alternatively|assuming|would|could|suppose)\b")
+
+
+def _line_before(body: str, position: int) -> str:
+    return body[body.rfind("\n", 0, position) + 1 : position]
+
+
+def _answer_region(body: str, start: int) -> str | None:
+    """The rest of the marker's line, or the next two non-empty lines when that rest has no number."""
+    line_end = body.find("\n", start)
+    line = body[start : line_end if line_end >= 0 else len(body)]
+    if scan_numbers(line):
+        return line
+    if line.strip(" *:-–—") or line_end < 0:
+        return None  # the final answer is not a number
+    following = [part for part in body[line_end:].splitlines() if part.strip()][:2]
+    region = "\n".join(following)
+    return region if scan_numbers(region) else None
+
+
+def _concluding_number(body: str) -> Number | None:
+    sentences: list[str] = []
+    for line in body.splitlines():
+        sentences.extend(part for part in re.split(r"(?<=[.!?])\s+(?=[A-Z(*#\[])", line) if part.strip())
+    for skip_notes in (True, False):  # a response made only of conditional sentences still answers
+        for sentence in reversed(sentences):
+            if skip_notes and _NOTE_SENTENCE.match(sentence):
+                continue
+            number = _best_in(sentence, threshold=-1)
+            if number is not None:
+                return number
+    return None
+
+

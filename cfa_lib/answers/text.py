@@ -1,0 +1,36 @@
+"""Clean-up every answer reader needs first: reasoning blocks out, LaTeX and markup unwrapped."""
+
+from __future__ import annotations
+
+import re
+
+from cfa_lib.models.thinking import split_thinking
+
+
+def _unwrap_latex(text: str) -> str:
+    previous = None
+    while previous != text:
+        previous = text
+        text = re.sub(
+            r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|operatorname|mbox)\s*\{([^{}]*)\}",
+            r"\1",
+            text,
+        )
+    text = re.sub(r"\\[()\[\]]", " ", text)  # inline / display math delimiters
+    replacements = {
+        "\\$": "$", "\\%": "%", "{,}": ",", "\\approx": "≈", "\\sim": "~", "\\times": "×",
+        "\\cdot": "×", "\\div": "÷", "\\euro": "€", "\\pounds": "£", "\\left": "", "\\right": "",
+    }  # fmt: skip
+    for old, new in replacements.items():
+        text = text.replace(old, new)
+    text = re.sub(r"(?<=\d)\\[,;:!](?=\d{3})", "", text)  # 113\,733
+    return re.sub(r"\\[,;:!]", " ", text)
+
+
+def clean(text: str | None) -> str:
+    """The answer part of a response as plain text: reasoning blocks dropped, LaTeX and markup unwrapped."""
+    text = split_thinking(text or "")[0]
+    text = _unwrap_latex(text)
+    text = re.sub(r"</?(?:b|strong|em|i|u|p|br|span|div)\b[^>]*>", " ", text, flags=re.I)
+    return text.replace("**", "").replace("__", "")
+

@@ -1,0 +1,23 @@
+"""Requests named by key, replies joined on the same key: an experiment never matches by list position."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any, TypeVar
+
+from .types import Completion, Request
+
+Key = TypeVar("Key", bound=Hashable)
+
+
+def complete_keyed(client: Any, requests: Mapping[Key, Request], **options: Any) -> dict[Key, Completion]:
+    """`{key: completion}` for `{key: request}`, e.g. keys `(question_id, "format_b")`.
+
+    `complete_many` answers in input order; this is the one place that relies on it, so callers join on
+    the question id and role they chose. `options` go to `complete_many` (max_concurrency, desc, ...).
+    """
+    keys = list(requests)
+    if not keys:
+        return {}
+    completions = client.complete_many([requests[key] for key in keys], **options)
+    return dict(zip(keys, completions, strict=True))
