@@ -15,9 +15,9 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from cfa_lib import prompts
-from cfa_lib.answers import gold_number_from_option, numeric_key
+from cfa_lib.answers import gold_number_from_option, numeric_key, parse_reply
 from cfa_lib.data import Question
-from cfa_lib.models import Request
+from cfa_lib.models import Request, complete_keyed
 
 GoldSource = Literal["option", "model", "text"]
 
@@ -80,35 +80,36 @@ def gold_answers(questions: Sequence[Question], client, max_concurrency: int = 8
     """Gold answers keyed by question id; model calls go through the cache, so each dataset and gold
     model pays for them once, whichever subject model is graded."""
     golds: dict[str, GoldAnswer] = {}
-    need_model = []
+    need_model: dict[str, Question] = {}
     for question in questions:
         gold = from_option(question)
         if gold is None:
-            need_model.append(question)
+            need_model[question.id] = question
         else:
             golds[question.id] = gold
-    replies = client.complete_many([gold_request(q) for q in need_model], max_concurrency=max_concurrency,
-                                   desc="Gold answers") if need_model else []
-    to_check: list[tuple[Question, GoldReply]] = []
-    for question, completion in zip(need_model, replies, strict=True):
-        if not completion.ok or completion.parsed is None:
-            golds[question.id] = text_only(question, f"gold model failed: {completion.error}")
-            continue
-        reply = GoldReply.model_validate(completion.parsed)
-        if reply.numerical_answer is None:
-            golds[question.id] = text_only(question, "no number in the gold model's answer", reply)
+    replies = complete_keyed(client, {qid: gold_request(q) for qid, q in need_model.items()},
+                             max_concurrency=max_concurrency, desc="Gold answers")
+    to_check: dict[str, GoldReply] = {}
+    for qid, completion in replies.items():
+        question = need_model[qid]
+        reply, why = parse_reply(completion, GoldReply, "gold model")
+        if reply is None:
+            golds[qid] = text_only(question, f"gold model failed: {completion.error}" if not completion.ok else why)
+        elif reply.numerical_answer is None:
+            golds[qid] = text_only(question, "no number in the gold model's answer", reply)
         else:
-            to_check.append((question, reply))
-    checks = client.complete_many([check_request(q, r) for q, r in to_check], max_concurrency=max_concurrency,
-                                  desc="Gold checks") if to_check else []
-    for (question, reply), completion in zip(to_check, checks, strict=True):
-        check = GoldCheck.model_validate(completion.parsed) if completion.ok and completion.parsed else None
+            to_check[qid] = reply
+    checks = complete_keyed(client, {qid: check_request(need_model[qid], r) for qid, r in to_check.items()},
+                            max_concurrency=max_concurrency, desc="Gold checks")
+    for qid, completion in checks.items():
+        question, reply = need_model[qid], to_check[qid]
+        check = parse_reply(completion, GoldCheck, "gold check")[0]
         if check is not None and check.consistent:
-            golds[question.id] = GoldAnswer(reply.numerical_answer, reply.unit, question.correct_text,
-                                            reply.concept, reply.solution_summary, "model")
+            golds[qid] = GoldAnswer(reply.numerical_answer, reply.unit, question.correct_text,
+                                    reply.concept, reply.solution_summary, "model")
         else:
             why = check.reasoning if check else f"check failed: {completion.error}"
-            golds[question.id] = text_only(
+            golds[qid] = text_only(
                 question, f"model number {reply.numerical_answer} dropped: not confirmed by the answer key ({why})",
                 reply)
     return {q.id: golds[q.id] for q in questions}

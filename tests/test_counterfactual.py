@@ -17,7 +17,7 @@ def row(original: bool | None, *perturbed: bool | None, level: int = 1) -> dict:
 
 def test_metrics_on_a_hand_made_run() -> None:
     rows = [row(True, True), row(True, False), row(False, False), row(True, None), row(False, True)]
-    s = cf.summarize(rows, [1])
+    s = cf.summarize([cf.Row.from_dict(row) for row in rows], [1])
     level = s["perturbation_levels"]["1"]
     assert level["n_valid"] == 4 and level["n_paired"] == 4
     assert level["accuracy_original_on_valid"] == 0.5 and level["accuracy"] == 0.5

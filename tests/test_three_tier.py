@@ -77,7 +77,7 @@ def test_summary_counts_levels_and_excludes_failures() -> None:
          "error_attribution": {"error_category": "assumption_error"}},
         {"level": None, "evaluation": {}, "excluded": "JUDGE_FAILED"},
     ]
-    s = tt.summarize(rows)
+    s = tt.summarize([tt.Row.from_dict(row) for row in rows])
     assert s["level_distribution"] == {"exact": 1, "directional": 1, "incorrect": 1}
     assert s["strict_accuracy"] == pytest.approx(1 / 3) and s["lenient_accuracy"] == pytest.approx(2 / 3)
     assert s["excluded_reasons"] == {"JUDGE_FAILED": 1} and s["error_categories"] == {"assumption_error": 1}
@@ -119,24 +119,24 @@ def test_text_answer_goes_to_the_judge_and_takes_its_level() -> None:
     gold = GoldAnswer(None, None, EASY["easy_0"].correct_text, None, None, "text")
     response = reply("The nominal risk-free rate is the real rate plus a premium for expected inflation.")
     row = tt.first_pass(EASY["easy_0"], gold, response, 0.02)
-    assert row["level"] is None and not row["evaluation"]["auto_graded"] and row["excluded"] is None
+    assert row.level is None and not row.evaluation["auto_graded"] and row.excluded is None
     tt.apply_verdict(row, gold, reply(parsed={"level": "A", "reasoning": "Same premium named."}))
-    assert row["level"] == "exact" and row["evaluation"]["reasoning"] == "Same premium named."
+    assert row.level == "exact" and row.evaluation["reasoning"] == "Same premium named."
 
 
 def test_numeric_answers_are_auto_graded_in_the_first_pass() -> None:
     row = tt.first_pass(EASY["easy_10"], PERPETUITY, reply("PV = 2000/0.06 = £33,333"), 0.02)
-    assert row["level"] == "incorrect" and row["evaluation"]["auto_graded"]
-    assert row["evaluation"]["student_value"] == 33333 and row["evaluation"]["gold_value"] == 400000
+    assert row.level == "incorrect" and row.evaluation["auto_graded"]
+    assert row.evaluation["student_value"] == 33333 and row.evaluation["gold_value"] == 400000
 
 
 def test_failed_model_or_judge_excludes_the_row() -> None:
     failed = reply(error="HTTP 500 after 5 attempts", error_kind="failed")
     row = tt.first_pass(EASY["easy_10"], PERPETUITY, failed, 0.02)
-    assert row["excluded"] == "MODEL_FAILED" and row["level"] is None
+    assert row.excluded == "MODEL_FAILED" and row.level is None
     row = tt.first_pass(EASY["easy_10"], PERPETUITY, reply("The perpetuity is worth more."), 0.02)
     tt.apply_verdict(row, PERPETUITY, failed)
-    assert row["excluded"] == "JUDGE_FAILED" and row["level"] is None
+    assert row.excluded == "JUDGE_FAILED" and row.level is None
 
 
 def test_attribution_outside_the_set_becomes_unclassified() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cfa_lib import __version__, params
+from cfa_lib.answers import extract_choice
 from cfa_lib.data import Question, load_dataset
 from cfa_lib.models import Completion, get_client, parse_model_name
 from cfa_lib.prompts import PROMPT_VERSION
@@ -86,6 +87,26 @@ def usage(completions: Sequence[Completion | None]) -> dict[str, Any]:
         "completion_tokens": sum(c.completion_tokens or 0 for c in done),
         "cost_usd": None if any(cost is None for cost in costs) else round(sum(costs), 6),
     }
+
+
+@dataclass(frozen=True)
+class LetterOutcome:
+    """A multiple-choice completion read against its key: the letter, whether it is right, or the failure."""
+
+    letter: str | None
+    correct: bool | None  # None: the call failed, so the question is excluded, never counted wrong
+    error: str | None
+
+    @property
+    def no_answer(self) -> bool:
+        return self.error is None and self.letter is None
+
+
+def grade_letter(completion: Completion, answer_key: str) -> LetterOutcome:
+    if not completion.ok:
+        return LetterOutcome(None, None, completion.error)
+    letter = extract_choice(completion.text)
+    return LetterOutcome(letter, letter == answer_key, None)
 
 
 def count(values: Sequence[Any]) -> dict[str, int]:

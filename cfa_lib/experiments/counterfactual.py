@@ -9,7 +9,8 @@ extraction), and the metrics compare the two on the same questions.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,27 @@ import pandas as pd
 
 from cfa_lib import params, prompts, stats
 from cfa_lib.data import Question, load_dataset
-from cfa_lib.experiments.common import Settings, excerpt, metadata, ready_client, usage
-from cfa_lib.experiments.option_bias import grade_mcq
-from cfa_lib.models import Request, get_client, parse_model_name
-from cfa_lib.perturbation import build_perturbations, coverage_counts
-from cfa_lib.results import load_results, new_run_id, write_results
+from cfa_lib.experiments.common import Settings, excerpt, grade_letter, metadata, ready_client, usage
+from cfa_lib.models import Completion, Request, complete_keyed, get_client, parse_model_name
+from cfa_lib.perturbation import PerturbationRecord, build_perturbations, coverage_counts
+from cfa_lib.results import ResultRow, load_results, new_run_id, write_results
 
 EXPERIMENT = "counterfactual"
+
+
+@dataclass
+class Row(ResultRow):
+    """One question of a counterfactual run: the original answer and its perturbations (each a dict with
+    the record of how it was built and checked, and the subject's answer when it was valid)."""
+
+    original: dict[str, Any]
+    perturbations: list[dict[str, Any]]
+    question_id: str | None = None
+    correct_answer: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        row = super().to_dict()
+        return {"question_id": row.pop("question_id"), "correct_answer": row.pop("correct_answer"), **row}
 
 
 def default_generator(model: str) -> str:
@@ -57,38 +72,39 @@ def run(settings: Settings, generator_model: str | None = None, perturbation_lev
 
     records = build_perturbations(questions, generator, levels=levels, seed=seed,
                                   max_concurrency=settings.max_concurrency)
-    valid = [r for r in records if r.valid]
-    asked: list[Question] = list(questions) + [r.as_question() for r in valid]
-    answers = client.complete_many([Request(prompts.mcq_messages(q)) for q in asked],
-                                   max_concurrency=settings.max_concurrency, desc="Originals and perturbations")
-    graded = {q.id: {**grade_mcq(c, q.answer), "response": c.text} for q, c in zip(asked, answers, strict=True)}
-
-    rows = []
-    for question in questions:
-        original = graded[question.id]
-        perturbations = []
-        for record in (r for r in records if r.question_id == question.id):
-            entry: dict[str, Any] = {"valid": record.valid, **record.to_dict()}
-            if record.valid:
-                outcome = graded[record.as_question().id]
-                entry.update(model_answer=outcome["answer_with"], correct=outcome["correct_with_options"],
-                             response=outcome["response"], error=outcome["error_with"])
-            perturbations.append(entry)
-        rows.append({
-            "question_id": question.id,
-            "correct_answer": question.answer,
-            "original": {"answer": original["answer_with"], "correct": original["correct_with_options"],
-                         "response": original["response"], "error": original["error_with"]},
-            "perturbations": perturbations,
-        })
+    asked = {q.id: q for q in questions} | {r.as_question().id: r.as_question() for r in records if r.valid}
+    answers = complete_keyed(client, {qid: Request(prompts.mcq_messages(q)) for qid, q in asked.items()},
+                             max_concurrency=settings.max_concurrency, desc="Originals and perturbations")
+    rows = [row_of(question, [r for r in records if r.question_id == question.id], answers) for question in questions]
     summary = summarize(rows, levels)
     summary["coverage"] = {str(k): v for k, v in coverage_counts(records).items()}
-    summary["usage"] = {"subject": usage(answers)}
+    summary["usage"] = {"subject": usage(list(answers.values()))}
     meta = metadata(EXPERIMENT, settings, len(questions), generator_model=generator_name,
                     perturbation_levels=levels, perturbation_seed=seed)
     meta.pop("judge_model")
-    data = {"metadata": meta, "summary": summary, "results": rows}
+    data = {"metadata": meta, "summary": summary, "results": [row.to_dict() for row in rows]}
     return data, write_results(EXPERIMENT, new_run_id(settings.model, settings.dataset), data)
+
+
+def outcome(completion: Completion, key: str) -> dict[str, Any]:
+    """A multiple-choice answer as the study's files record it, for originals and perturbations alike."""
+    letter = grade_letter(completion, key)
+    return {"answer": letter.letter, "correct": letter.correct, "response": completion.text, "error": letter.error}
+
+
+def row_of(question: Question, records: Sequence[PerturbationRecord], answers: Mapping[str, Completion]) -> Row:
+    """A question's row: its original answer and every perturbation attempt, answered when valid."""
+    perturbations = []
+    for record in records:
+        entry: dict[str, Any] = {"valid": record.valid, **record.to_dict()}
+        if record.valid:
+            perturbed = record.as_question()
+            answered = outcome(answers[perturbed.id], perturbed.answer)
+            entry.update(model_answer=answered["answer"], correct=answered["correct"], response=answered["response"],
+                         error=answered["error"])
+        perturbations.append(entry)
+    return Row(question_id=question.id, correct_answer=question.answer,
+               original=outcome(answers[question.id], question.answer), perturbations=perturbations)
 
 
 def _rate(values: Sequence[bool]) -> float | None:
@@ -99,26 +115,26 @@ def _ci(values: Sequence[bool]) -> list[float] | None:
     return list(stats.wilson_interval(sum(values), len(values))) if values else None
 
 
-def summarize(rows: Sequence[dict[str, Any]], levels: Sequence[int] | None = None) -> dict[str, Any]:
+def summarize(rows: Sequence[Row], levels: Sequence[int] | None = None) -> dict[str, Any]:
     """The card's metrics on paired outcomes, plus the original study's own formulas for comparison.
 
     Ours compare originals and perturbations on the same questions; the study's memorization gap
     subtracted the perturbed accuracy from the accuracy on *all* originals, and its robust accuracy
     counted questions without any valid perturbation as robust.
     """
-    originals = [r["original"]["correct"] for r in rows if r["original"]["correct"] is not None]
-    levels = levels or sorted({p["level"] for r in rows for p in r["perturbations"]})
+    originals = [r.original["correct"] for r in rows if r.original["correct"] is not None]
+    levels = levels or sorted({p["level"] for r in rows for p in r.perturbations})
     by_level: dict[str, Any] = {}
     for level in levels:
-        pairs = [(r["original"]["correct"], p["correct"]) for r in rows for p in r["perturbations"]
+        pairs = [(r.original["correct"], p["correct"]) for r in rows for p in r.perturbations
                  if p["level"] == level and p["valid"] and p.get("correct") is not None
-                 and r["original"]["correct"] is not None]
+                 and r.original["correct"] is not None]
         before, after = [a for a, _ in pairs], [b for _, b in pairs]
         outcomes = stats.paired_outcomes(before, after)
         acc_before, acc_after = _rate(before), _rate(after)
         gap = None if not pairs else acc_before - acc_after
         by_level[str(level)] = {
-            "n_valid": sum(p["valid"] for r in rows for p in r["perturbations"] if p["level"] == level),
+            "n_valid": sum(p["valid"] for r in rows for p in r.perturbations if p["level"] == level),
             "n_paired": len(pairs),
             "accuracy": acc_after,
             "accuracy_ci": _ci(after),
@@ -132,14 +148,14 @@ def summarize(rows: Sequence[dict[str, Any]], levels: Sequence[int] | None = Non
             "memorization_gap_as_published": None if not originals or acc_after is None
             else _rate(originals) - acc_after,
         }
-    tested = [r for r in rows if r["original"]["correct"] is not None
-              and any(p["valid"] and p.get("correct") is not None for p in r["perturbations"])]
+    tested = [r for r in rows if r.original["correct"] is not None
+              and any(p["valid"] and p.get("correct") is not None for p in r.perturbations)]
 
-    def robust(r: dict[str, Any]) -> bool:
-        return bool(r["original"]["correct"]) and all(p["correct"] for p in r["perturbations"]
+    def robust(r: Row) -> bool:
+        return bool(r.original["correct"]) and all(p["correct"] for p in r.perturbations
                                                       if p["valid"] and p.get("correct") is not None)
 
-    suspects = [bool(r["original"]["correct"]) and not robust(r) for r in tested]
+    suspects = [bool(r.original["correct"]) and not robust(r) for r in tested]
     n = len(rows)
     return {
         "n_questions": n,
@@ -150,7 +166,7 @@ def summarize(rows: Sequence[dict[str, Any]], levels: Sequence[int] | None = Non
         "robust_accuracy": _rate([robust(r) for r in tested]),
         "memorization_suspect": _rate(suspects),
         "as_published": {
-            "robust_accuracy": sum(robust(r) for r in rows if r["original"]["correct"] is not None) / n if n else None,
+            "robust_accuracy": sum(robust(r) for r in rows if r.original["correct"] is not None) / n if n else None,
             "memorization_suspect": sum(suspects) / n if n else None,
         },
     }
@@ -158,7 +174,8 @@ def summarize(rows: Sequence[dict[str, Any]], levels: Sequence[int] | None = Non
 
 def load(path: str | Path) -> dict[str, Any]:
     data = load_results(path, EXPERIMENT)  # checks the rows carry what summarize needs
-    data["recomputed_summary"] = summarize(data["results"], data["metadata"].get("perturbation_levels"))
+    rows = [Row.from_dict(r) for r in data["results"]]
+    data["recomputed_summary"] = summarize(rows, data["metadata"].get("perturbation_levels"))
     return data
 
 

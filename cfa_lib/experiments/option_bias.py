@@ -17,12 +17,13 @@ import pandas as pd
 from pydantic import BaseModel
 
 from cfa_lib import prompts, stats
-from cfa_lib.answers import extract_choice, extract_number, grade_number, numeric_key, parse_reply
+from cfa_lib.answers import extract_number, grade_number, numeric_key, parse_reply
 from cfa_lib.data import Question, load_dataset
 from cfa_lib.experiments.common import (
     Settings,
     count,
     excerpt,
+    grade_letter,
     metadata,
     ready_client,
     usage,
@@ -112,21 +113,14 @@ def grade_open_numerically(question: Question, response: str, tolerance: float) 
     }
 
 
-def grade_mcq(completion: Completion, answer_key: str) -> dict[str, Any]:
-    if not completion.ok:
-        return {"answer_with": None, "correct_with_options": None, "no_answer_with": False,
-                "error_with": completion.error}
-    letter = extract_choice(completion.text)
-    return {"answer_with": letter, "correct_with_options": letter == answer_key,
-            "no_answer_with": letter is None, "error_with": None}
-
-
 def grade_question(question: Question, with_options: Completion, without_options: Completion,
                    judged: Completion | None, tolerance: float) -> Row:
     """The results row of one question, from its two formats' completions and the judge's (if asked)."""
     fields: dict[str, Any] = {"question_id": question.id, "correct_answer": question.answer,
                               "correct_text": question.correct_text}
-    fields.update(grade_mcq(with_options, question.answer))
+    letter = grade_letter(with_options, question.answer)
+    fields.update(answer_with=letter.letter, correct_with_options=letter.correct, no_answer_with=letter.no_answer,
+                  error_with=letter.error)
     fields.update(grade_open(question, without_options, judged, tolerance))
     verdict = fields["judge_verdict"]
     fields["correct_without_options"] = None if verdict in EXCLUDED_VERDICTS else verdict in CORRECT_VERDICTS

@@ -17,12 +17,12 @@ import pandas as pd
 from pydantic import BaseModel
 
 from cfa_lib import params, prompts, stats
-from cfa_lib.answers import Number, aligned_values, extract_number, gold_number_from_option, grade_number
+from cfa_lib.answers import Number, aligned_values, extract_number, gold_number_from_option, grade_number, parse_reply
 from cfa_lib.data import Question, load_dataset
 from cfa_lib.experiments.common import Settings, count, excerpt, metadata, ready_client, usage
 from cfa_lib.gold import GoldAnswer, gold_answers
-from cfa_lib.models import Completion, Request, get_client
-from cfa_lib.results import load_results, new_run_id, write_results
+from cfa_lib.models import Completion, Request, complete_keyed, get_client
+from cfa_lib.results import ResultRow, load_results, new_run_id, write_results
 
 EXPERIMENT = "three_tier"
 LEVEL_NAMES = {"A": "exact", "B": "directional", "C": "incorrect"}
@@ -39,6 +39,28 @@ class ErrorAttribution(BaseModel):
     error_category: Literal[ERROR_CATEGORIES]  # type: ignore[valid-type]
     explanation: str
     could_be_fixed_with_tools: bool
+
+
+@dataclass
+class Row(ResultRow):
+    """One open answer of a three-tier run: its gold answer, level and (for a C) error attribution."""
+
+    level: str | None
+    evaluation: dict[str, Any]
+    question_id: str | None = None
+    correct_answer_letter: str | None = None
+    gold_answer: dict[str, Any] | None = None
+    model_response: str | None = None
+    thinking: str | None = None
+    error_attribution: dict[str, Any] | None = None
+    excluded: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented order of the study's files."""
+        order = ("question_id", "correct_answer_letter", "level", "gold_answer", "model_response", "thinking",
+                 "evaluation", "error_attribution", "excluded")
+        row = super().to_dict()
+        return {**{k: row.pop(k) for k in order}, **row}
 
 
 @dataclass(frozen=True)
@@ -81,17 +103,9 @@ def error_request(question: Question, gold: GoldAnswer, response: str) -> Reques
     return Request(prompts.chat(prompts.ERROR_SYSTEM, user), schema=ErrorAttribution)
 
 
-def parsed_or_none(completion: Completion | None, schema: type[BaseModel]) -> BaseModel | None:
-    if completion is None or not completion.ok or completion.parsed is None:
-        return None
-    try:
-        return schema.model_validate(completion.parsed)
-    except ValueError:
-        return None
-
-
-def open_requests(questions: Sequence[Question]) -> list[Request]:
-    return [Request(prompts.open_messages(q)) for q in questions]
+def open_requests(questions: Sequence[Question]) -> dict[str, Request]:
+    """Format B of every question, keyed by question id (the same requests as option bias: shared cache)."""
+    return {q.id: Request(prompts.open_messages(q)) for q in questions}
 
 
 def check_run_options(gold_model: str | None = None, agreement_sample: int = 50, agreement_seed: int = 0) -> None:
@@ -104,7 +118,7 @@ def check_run_options(gold_model: str | None = None, agreement_sample: int = 50,
 
 def estimate(settings: Settings):
     """Cost of the subject's open answers (judge and gold calls come on top)."""
-    return get_client(settings.model).estimate(open_requests(settings.questions()))
+    return get_client(settings.model).estimate(list(open_requests(settings.questions()).values()))
 
 
 def run(settings: Settings, gold_model: str | None = None, agreement_sample: int = 50,
@@ -117,91 +131,91 @@ def run(settings: Settings, gold_model: str | None = None, agreement_sample: int
     gold_name = gold_model or settings.resolved_judge
     gold_client = judge if gold_name == settings.resolved_judge else ready_client(gold_name)
 
-    responses = client.complete_many(open_requests(questions),
-                                     max_concurrency=settings.max_concurrency, desc="Open answers")
+    responses = complete_keyed(client, open_requests(questions), max_concurrency=settings.max_concurrency,
+                               desc="Open answers")
     golds = gold_answers(questions, gold_client, settings.max_concurrency)
+    by_id = {q.id: q for q in questions}
 
-    rows = [first_pass(q, golds[q.id], r, settings.tolerance) for q, r in zip(questions, responses, strict=True)]
-    items = list(zip(questions, (golds[q.id] for q in questions), rows, strict=True))
-    to_judge = [item for item in items if item[2]["level"] is None and not item[2]["excluded"]]
-    auto = [item for item in items if item[2]["evaluation"]["auto_graded"]]
-    agreement_items = random.Random(agreement_seed).sample(auto, min(agreement_sample, len(auto)))
-    judged = judge.complete_many(
-        [tier_request(q, g, r["model_response"]) for q, g, r in to_judge + agreement_items],
-        max_concurrency=settings.max_concurrency, desc="Judge") if to_judge or agreement_items else []
-    for (_, gold, row), completion in zip(to_judge, judged[: len(to_judge)], strict=True):
-        apply_verdict(row, gold, completion)
-    agreement = judge_agreement(agreement_items, judged[len(to_judge):])
+    rows = {q.id: first_pass(q, golds[q.id], responses[q.id], settings.tolerance) for q in questions}
+    to_judge = [qid for qid, row in rows.items() if row.level is None and not row.excluded]
+    auto = [qid for qid, row in rows.items() if row.evaluation["auto_graded"]]
+    agreement_ids = random.Random(agreement_seed).sample(auto, min(agreement_sample, len(auto)))
+    judged = complete_keyed(judge, {
+        **{(qid, "tier"): tier_request(by_id[qid], golds[qid], rows[qid].model_response) for qid in to_judge},
+        **{(qid, "agreement"): tier_request(by_id[qid], golds[qid], rows[qid].model_response)
+           for qid in agreement_ids},
+    }, max_concurrency=settings.max_concurrency, desc="Judge")
+    for qid in to_judge:
+        apply_verdict(rows[qid], golds[qid], judged[qid, "tier"])
+    agreement = judge_agreement([(rows[qid], judged[qid, "agreement"]) for qid in agreement_ids])
 
-    wrong = [(q, g, r) for q, g, r in items if r["level"] == "incorrect"]
-    attributions = judge.complete_many([error_request(q, g, r["model_response"]) for q, g, r in wrong],
-                                       max_concurrency=settings.max_concurrency,
-                                       desc="Error attribution") if wrong else []
-    for (_, _, row), completion in zip(wrong, attributions, strict=True):
-        row["error_attribution"] = attribution(completion)
+    wrong = [qid for qid, row in rows.items() if row.level == "incorrect"]
+    attributions = complete_keyed(
+        judge, {qid: error_request(by_id[qid], golds[qid], rows[qid].model_response) for qid in wrong},
+        max_concurrency=settings.max_concurrency, desc="Error attribution")
+    for qid, completion in attributions.items():
+        rows[qid].error_attribution = attribution(completion)
 
-    summary = summarize(rows)
+    summary = summarize(list(rows.values()))
     summary["judge_agreement"] = agreement
     summary["gold_sources"] = count([g.source for g in golds.values()])
-    summary["usage"] = {"subject": usage(responses), "judge": usage(list(judged) + list(attributions))}
+    summary["usage"] = {"subject": usage(list(responses.values())),
+                        "judge": usage(list(judged.values()) + list(attributions.values()))}
     data = {"metadata": metadata(EXPERIMENT, settings, len(questions), gold_model=gold_name),
-            "summary": summary, "results": rows}
+            "summary": summary, "results": [row.to_dict() for row in rows.values()]}
     return data, write_results(EXPERIMENT, new_run_id(settings.model, settings.dataset), data)
 
 
-def first_pass(question: Question, gold: GoldAnswer, response: Completion, tolerance: float) -> dict[str, Any]:
+def first_pass(question: Question, gold: GoldAnswer, response: Completion, tolerance: float) -> Row:
     """A results row graded as far as numbers go: a level when they decide, else None for the judge."""
     answer = extract_number(response.text) if response.ok else None
-    row: dict[str, Any] = {
-        "question_id": question.id, "correct_answer_letter": question.answer, "level": None,
-        "gold_answer": gold.to_dict(), "model_response": response.text, "thinking": response.thinking,
-        "evaluation": {"reasoning": None, "auto_graded": False,
-                       "student_value": answer.value if answer else None,
-                       "student_unit": answer.unit if answer else None, "gold_value": gold.numerical},
-        "error_attribution": None, "excluded": None,
-    }
+    row = Row(
+        question_id=question.id, correct_answer_letter=question.answer, level=None, gold_answer=gold.to_dict(),
+        model_response=response.text, thinking=response.thinking,
+        evaluation={"reasoning": None, "auto_graded": False, "student_value": answer.value if answer else None,
+                    "student_unit": answer.unit if answer else None, "gold_value": gold.numerical},
+    )
     if not response.ok:
-        row["excluded"] = "MODEL_FAILED"
-        row["evaluation"]["reasoning"] = response.error
+        row.excluded = "MODEL_FAILED"
+        row.evaluation["reasoning"] = response.error
     elif gold.numerical is not None and answer is not None:
         distractors = [gold_number_from_option(t) for t in question.distractors.values()]
         tier = numeric_tier(answer, gold, distractors, tolerance)
-        row["evaluation"]["reasoning"] = tier.reasoning
+        row.evaluation["reasoning"] = tier.reasoning
         if tier.level is not None:
-            row["level"] = LEVEL_NAMES[tier.level]
-            row["evaluation"]["auto_graded"] = True
+            row.level = LEVEL_NAMES[tier.level]
+            row.evaluation["auto_graded"] = True
     return row
 
 
-def apply_verdict(row: dict[str, Any], gold: GoldAnswer, completion: Completion) -> None:
+def apply_verdict(row: Row, gold: GoldAnswer, completion: Completion) -> None:
     """The judge's level and reasoning into the row; a failed judge excludes the row, never grades it C."""
-    verdict = parsed_or_none(completion, TierVerdict)
+    verdict = parse_reply(completion, TierVerdict, "judge")[0]
     if verdict is None:
-        row["excluded"] = "JUDGE_FAILED"
+        row.excluded = "JUDGE_FAILED"
         return
-    numeric_band = gold.numerical is not None and row["evaluation"]["student_value"] is not None
-    row["level"] = judged_level(verdict, numeric_band)
-    row["evaluation"]["reasoning"] = verdict.reasoning
-    row["evaluation"]["judge_level"] = verdict.level
+    numeric_band = gold.numerical is not None and row.evaluation["student_value"] is not None
+    row.level = judged_level(verdict, numeric_band)
+    row.evaluation["reasoning"] = verdict.reasoning
+    row.evaluation["judge_level"] = verdict.level
 
 
 def attribution(completion: Completion) -> dict[str, Any]:
     """The error category of a Level C answer; a reply outside the fixed set (after the engine's one
     retry) is `unclassified`, so raw model text never lands in the category field."""
-    parsed = parsed_or_none(completion, ErrorAttribution)
+    parsed = parse_reply(completion, ErrorAttribution, "judge")[0]
     if parsed is not None:
         return parsed.model_dump()
     return {"error_category": "unclassified", "explanation": completion.error, "could_be_fixed_with_tools": None}
 
 
-def judge_agreement(items: Sequence[tuple[Question, GoldAnswer, dict]], completions: Sequence[Completion]
-                    ) -> dict[str, Any]:
+def judge_agreement(items: Sequence[tuple[Row, Completion]]) -> dict[str, Any]:
     """How often the judge, asked blind, agrees with the numeric grader on auto-graded items."""
     pairs = []
-    for (_, _, row), completion in zip(items, completions, strict=True):
-        verdict = parsed_or_none(completion, TierVerdict)
+    for row, completion in items:
+        verdict = parse_reply(completion, TierVerdict, "judge")[0]
         if verdict is not None:
-            pairs.append((row["level"], LEVEL_NAMES[verdict.level]))
+            pairs.append((row.level, LEVEL_NAMES[verdict.level]))
     if not pairs:
         return {"n": 0, "percent_agreement": None, "cohen_kappa": None, "judge_failed": len(items)}
     numeric, judged = zip(*pairs, strict=True)
@@ -213,33 +227,32 @@ def judge_agreement(items: Sequence[tuple[Question, GoldAnswer, dict]], completi
     }
 
 
-def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def summarize(rows: Sequence[Row]) -> dict[str, Any]:
     """The card's summary from rows (ours or the original study's); excluded rows are reported apart."""
-    graded = [r for r in rows if r.get("level") in LEVEL_NAMES.values()]
+    graded = [r for r in rows if r.level in LEVEL_NAMES.values()]
     n = len(graded)
-    levels = {name: sum(r["level"] == name for r in graded) for name in LEVEL_NAMES.values()}
+    levels = {name: sum(r.level == name for r in graded) for name in LEVEL_NAMES.values()}
     lenient = levels["exact"] + levels["directional"]
-    categories = [(r.get("error_attribution") or {}).get("error_category") for r in graded
-                  if r["level"] == "incorrect"]
+    categories = [(r.error_attribution or {}).get("error_category") for r in graded if r.level == "incorrect"]
     return {
         "n_questions": len(rows),
         "n_graded": n,
         "n_excluded": len(rows) - n,
-        "excluded_reasons": count([r["excluded"] for r in rows if r.get("excluded")]),
+        "excluded_reasons": count([r.excluded for r in rows if r.excluded]),
         "level_distribution": levels,
         "level_rates": {k: (v / n if n else None) for k, v in levels.items()},
         "strict_accuracy": levels["exact"] / n if n else None,
         "strict_accuracy_ci": stats.wilson_interval(levels["exact"], n) if n else None,
         "lenient_accuracy": lenient / n if n else None,
         "lenient_accuracy_ci": stats.wilson_interval(lenient, n) if n else None,
-        "auto_graded": sum(bool(r["evaluation"].get("auto_graded")) for r in graded),
+        "auto_graded": sum(bool(r.evaluation.get("auto_graded")) for r in graded),
         "error_categories": count([c for c in categories if c is not None]),
     }
 
 
 def load(path: str | Path) -> dict[str, Any]:
     data = load_results(path, EXPERIMENT)  # checks the rows carry what summarize needs
-    data["recomputed_summary"] = summarize(data["results"])
+    data["recomputed_summary"] = summarize([Row.from_dict(r) for r in data["results"]])
     return data
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from cfa_lib import prompts
 from cfa_lib.answers import parse_reply
 from cfa_lib.data import Question
-from cfa_lib.models import Completion, Request
+from cfa_lib.models import Completion, Request, complete_keyed
 from cfa_lib.params import PERTURBATION_LEVELS as LEVELS
 from cfa_lib.perturbation.formula import FormulaError
 from cfa_lib.perturbation.plan import plan_perturbation
@@ -101,32 +101,23 @@ def build_perturbations(
     if bad or not levels:
         raise ValueError(f"levels={list(levels)!r}: each level must be one of 1, 2, 3")
     request_params = dict(params or {"temperature": 0.0})
-    numeric = [q for q in questions if not option_numbers(q).problem]
-    replies = generator_client.complete_many(
-        [Request(extraction_messages(q), dict(request_params), FormulaExtraction) for q in numeric],
-        max_concurrency=max_concurrency,
-        desc="Perturbation formulas",
-    )
-    by_id = dict(zip((q.id for q in numeric), replies, strict=True))
-    staged: list[tuple[Question, PerturbationRecord | Plan]] = []
-    for question in questions:
-        for item in perturb_question(question, by_id.get(question.id), levels, seed, rel_tol):
-            staged.append((question, item))
-    plans = [item for _, item in staged if isinstance(item, Plan)]
-    rewrites = (
-        generator_client.complete_many(
-            [Request(rewrite_messages(plan), dict(request_params), QuestionRewrite) for plan in plans],
-            max_concurrency=max_concurrency,
-            desc="Perturbation rewrites",
-        )
-        if plans
-        else []
-    )
-    rewrite_of = {id(plan): reply for plan, reply in zip(plans, rewrites, strict=True)}
+    descriptions = complete_keyed(
+        generator_client,
+        {q.id: Request(extraction_messages(q), dict(request_params), FormulaExtraction)
+         for q in questions if not option_numbers(q).problem},
+        max_concurrency=max_concurrency, desc="Perturbation formulas")
+    staged = {(question.id, item.record.level if isinstance(item, Plan) else item.level): (question, item)
+              for question in questions
+              for item in perturb_question(question, descriptions.get(question.id), levels, seed, rel_tol)}
+    rewrites = complete_keyed(
+        generator_client,
+        {key: Request(rewrite_messages(item), dict(request_params), QuestionRewrite)
+         for key, (_, item) in staged.items() if isinstance(item, Plan)},
+        max_concurrency=max_concurrency, desc="Perturbation rewrites")
     records = []
-    for question, item in staged:
+    for key, (question, item) in staged.items():
         if isinstance(item, Plan):
-            records.append(apply_rewrite(item, question, rewrite_of[id(item)], substitution_fallback))
+            records.append(apply_rewrite(item, question, rewrites[key], substitution_fallback))
         else:
             records.append(item)
     return records
