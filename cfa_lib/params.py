@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-DATASETS = ("easy", "challenge")
+from cfa_lib.data import DATASET_NAMES
+
 PERTURBATION_LEVELS = (1, 2, 3)
 
 
@@ -23,8 +24,8 @@ def _fail(name: str, value: Any, accepted: str) -> ParameterError:
 
 
 def check_dataset(dataset: Any) -> str:
-    if dataset not in DATASETS:
-        raise _fail("dataset", dataset, " or ".join(repr(d) for d in DATASETS))
+    if dataset not in DATASET_NAMES:
+        raise _fail("dataset", dataset, " or ".join(repr(d) for d in DATASET_NAMES))
     return dataset
 
 

@@ -48,7 +48,8 @@ class Number:
 
 
 
-_CORE = re.compile(r"(?<![\d.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\d])")
+DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"  # 113,733.21 | 7.5 | .75: every reader's digits
+_CORE = re.compile(rf"(?<![\d.,])(?:{DIGITS})(?![\d])")
 _SCALES = {
     "thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "mm": 1e6, "m": 1e6, "mio": 1e6,
     "billion": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12, "tn": 1e12,

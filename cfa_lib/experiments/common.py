@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,6 +14,7 @@ from cfa_lib.answers import extract_choice
 from cfa_lib.data import Question, load_dataset
 from cfa_lib.models import Completion, get_client, parse_model_name
 from cfa_lib.prompts import PROMPT_VERSION
+from cfa_lib.results import ResultRow, load_results
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,15 @@ def grade_letter(completion: Completion, answer_key: str) -> LetterOutcome:
 
 def count(values: Sequence[Any]) -> dict[str, int]:
     return dict(Counter(str(v) for v in values))
+
+
+def load_run(path: str | Path, experiment: str, row_type: type[ResultRow],
+             summarize: Callable[[list[Any], dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    """A results file (ours or the original study's) read into typed rows, its summary recomputed from them:
+    what the book shows never depends on the summary a file claims."""
+    data = load_results(path, experiment)  # checks the rows carry what summarize needs
+    data["recomputed_summary"] = summarize([row_type.from_dict(r) for r in data["results"]], data["metadata"])
+    return data
 
 
 def run_or_load(experiment, settings: Settings, results_path: str | Path | None = None, **run_kwargs: Any

@@ -18,10 +18,10 @@ import pandas as pd
 
 from cfa_lib import params, prompts, stats
 from cfa_lib.data import Question, load_dataset
-from cfa_lib.experiments.common import Settings, excerpt, grade_letter, metadata, ready_client, usage
+from cfa_lib.experiments.common import Settings, excerpt, grade_letter, load_run, metadata, ready_client, usage
 from cfa_lib.models import Completion, Request, complete_keyed, get_client, parse_model_name
 from cfa_lib.perturbation import PerturbationRecord, build_perturbations, coverage_counts
-from cfa_lib.results import ResultRow, load_results, new_run_id, write_results
+from cfa_lib.results import ResultRow, new_run_id, write_results
 
 EXPERIMENT = "counterfactual"
 
@@ -173,10 +173,8 @@ def summarize(rows: Sequence[Row], levels: Sequence[int] | None = None) -> dict[
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    data = load_results(path, EXPERIMENT)  # checks the rows carry what summarize needs
-    rows = [Row.from_dict(r) for r in data["results"]]
-    data["recomputed_summary"] = summarize(rows, data["metadata"].get("perturbation_levels"))
-    return data
+    """A results file of this experiment (ours or the original study's), with its summary recomputed."""
+    return load_run(path, EXPERIMENT, Row, lambda rows, meta: summarize(rows, meta.get("perturbation_levels")))
 
 
 # Tables for the notebook and the book ---------------------------------------------------------------

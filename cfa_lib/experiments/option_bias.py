@@ -24,12 +24,13 @@ from cfa_lib.experiments.common import (
     count,
     excerpt,
     grade_letter,
+    load_run,
     metadata,
     ready_client,
     usage,
 )
 from cfa_lib.models import Completion, Request, complete_keyed, get_client
-from cfa_lib.results import ResultRow, load_results, new_run_id, write_results
+from cfa_lib.results import ResultRow, new_run_id, write_results
 
 EXPERIMENT = "option_bias"
 
@@ -225,9 +226,7 @@ def run(settings: Settings) -> tuple[dict[str, Any], Path]:
 
 def load(path: str | Path) -> dict[str, Any]:
     """A results file of this experiment (ours or the original study's), with its summary recomputed."""
-    data = load_results(path, EXPERIMENT)  # checks the rows carry what summarize needs
-    data["recomputed_summary"] = summarize([Row.from_dict(r) for r in data["results"]])
-    return data
+    return load_run(path, EXPERIMENT, Row, lambda rows, _: summarize(rows))
 
 
 # Tables for the notebook and the book ---------------------------------------------------------------

@@ -19,10 +19,10 @@ from pydantic import BaseModel
 from cfa_lib import params, prompts, stats
 from cfa_lib.answers import Number, aligned_values, extract_number, gold_number_from_option, grade_number, parse_reply
 from cfa_lib.data import Question, load_dataset
-from cfa_lib.experiments.common import Settings, count, excerpt, metadata, ready_client, usage
+from cfa_lib.experiments.common import Settings, count, excerpt, load_run, metadata, ready_client, usage
 from cfa_lib.gold import GoldAnswer, gold_answers
 from cfa_lib.models import Completion, Request, complete_keyed, get_client
-from cfa_lib.results import ResultRow, load_results, new_run_id, write_results
+from cfa_lib.results import ResultRow, new_run_id, write_results
 
 EXPERIMENT = "three_tier"
 LEVEL_NAMES = {"A": "exact", "B": "directional", "C": "incorrect"}
@@ -251,9 +251,8 @@ def summarize(rows: Sequence[Row]) -> dict[str, Any]:
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    data = load_results(path, EXPERIMENT)  # checks the rows carry what summarize needs
-    data["recomputed_summary"] = summarize([Row.from_dict(r) for r in data["results"]])
-    return data
+    """A results file of this experiment (ours or the original study's), with its summary recomputed."""
+    return load_run(path, EXPERIMENT, Row, lambda rows, _: summarize(rows))
 
 
 # Tables for the notebook and the book ---------------------------------------------------------------

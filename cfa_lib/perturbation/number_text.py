@@ -13,10 +13,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-_NUMBER = re.compile(
-    r"(?<![\w.,])(?P<sign>[-–−]?)(?P<currency>[$€£¥]?)"
-    r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?!\d)"
-)
+from cfa_lib.answers.numbers import DIGITS
+
+_NUMBER = re.compile(rf"(?<![\w.,])(?P<sign>[-–−]?)(?P<currency>[$€£¥]?)(?P<digits>{DIGITS})(?!\d)")
 _PERCENT = re.compile(r"^\s*(?:%|percent\b)", re.I)
 _MULTIPLIERS = (
     (re.compile(r"^\s*thousand\b", re.I), 1e3),
