@@ -50,10 +50,8 @@ def draw_number(info: ParameterInfo, rng: np.random.Generator) -> float | None:
     original = info.text.number
     if info.spec.kind == "count":
         new = float(max(1, round(proposal)))
-    elif info.spec.kind == "rate":  # "7%" moves in whole points ("8%"), "2.50%" in hundredths
-        new = _round_rate(proposal, info.text.decimals)
-        if new == original:  # "2%" cannot move in whole points: half a point more precision ("2.5%")
-            new = _round_rate(proposal, info.text.decimals, half=True)
+    elif info.spec.kind == "rate":  # "7%" moves in whole points ("8%"), "2%" in half points, "2.50%" in hundredths
+        new = _round_rate(proposal, info.text.decimals, half=10.0**-info.text.decimals > 0.25 * abs(original))
         if not 0 < _as_fraction(info, new) < 1:
             return None
     else:  # amounts: three significant figures, never more decimals than written
@@ -65,7 +63,8 @@ def draw_number(info: ParameterInfo, rng: np.random.Generator) -> float | None:
 
 
 def _round_rate(number: float, decimals: int, half: bool = False) -> float:
-    """`number` on the grid a rate is written in: steps of 10**-decimals (or half of one)."""
+    """`number` on the grid a rate is written in: steps of 10**-decimals, or half of one when a whole step
+    would be a jump of more than a quarter of the rate ("2%" -> "2.5%", never "3%")."""
     step = 10.0**-decimals / (2 if half else 1)
     return round(round(number / step) * step, decimals + 1)
 
