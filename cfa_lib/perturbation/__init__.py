@@ -12,13 +12,23 @@ formula over those names; everything that decides a number is code, one step per
 * `records`: each item ends in a `PerturbationRecord` whose trail lists every check;
 * `build`: the entry point and its two model calls; `formula` (the restricted evaluator, the only
   place model output is evaluated) and `number_text` (numbers as a question writes them) are its tools;
-* `types`: every type the steps hand to each other.
+* `types`: every type the steps hand to each other;
+* `templates` and `from_template`: hand-written, code-verified templates (datasets/templates/) that
+  drive the same steps offline, without the generator (`python -m cfa_lib.perturbation verify`).
 
 The prompts live in `cfa_lib.prompts` (PERTURB_*). The experiment needs only the names below.
 """
 
 from cfa_lib.perturbation.build import build_perturbations
+from cfa_lib.perturbation.from_template import template_perturbations
 from cfa_lib.perturbation.records import coverage_counts
+from cfa_lib.perturbation.templates import load_templates
 from cfa_lib.perturbation.types import PerturbationRecord
 
-__all__ = ["PerturbationRecord", "build_perturbations", "coverage_counts"]
+__all__ = [
+    "PerturbationRecord",
+    "build_perturbations",
+    "coverage_counts",
+    "load_templates",
+    "template_perturbations",
+]

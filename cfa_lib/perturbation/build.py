@@ -39,7 +39,7 @@ def rewrite_messages(plan: Plan) -> list[dict[str, str]]:
 
 
 def _base_record(question: Question, level: int, extraction: FormulaExtraction | None) -> PerturbationRecord:
-    record = PerturbationRecord(question_id=question.id, level=level, status="not_verifiable")
+    record = PerturbationRecord(question_id=question.id, level=level, status="not_verifiable", source="generator")
     if extraction is not None:
         record.parameters = [p.model_dump() for p in extraction.parameters]
         record.formula = extraction.formula

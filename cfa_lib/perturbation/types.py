@@ -79,6 +79,8 @@ class PerturbationRecord:
     correct_letter: str | None = None
     rewrite_path: Literal["generator", "substitution"] | None = None
     trail: list[Check] = field(default_factory=list)
+    source: Literal["template", "generator"] | None = None  # who described the computation (None: old files)
+    flipped: bool | None = None  # decision questions: the new key differs from the original key
 
     @property
     def valid(self) -> bool:

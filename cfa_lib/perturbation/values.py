@@ -16,6 +16,8 @@ from cfa_lib.perturbation.formula import FormulaError
 from cfa_lib.perturbation.types import ParameterInfo
 
 FACTOR_RANGES = ((0.6, 0.9), (1.1, 1.5))
+# A rate moves less than an amount: 7% becomes about 5-9%, a level an exam would still print.
+RATE_FACTOR_RANGES = ((0.7, 0.9), (1.1, 1.3))
 
 
 def changeable(info: ParameterInfo, all_parameters: Mapping[str, ParameterInfo]) -> bool:
@@ -39,16 +41,17 @@ def _as_fraction(info: ParameterInfo, number: float) -> float:
 
 
 def draw_number(info: ParameterInfo, rng: np.random.Generator) -> float | None:
-    """A new number for the span, moved by a factor in [0.6, 0.9] or [1.1, 1.5]; None if it cannot move."""
+    """A new number for the span, moved by a factor in [0.6, 0.9] or [1.1, 1.5] (a rate: [0.7, 0.9] or
+    [1.1, 1.3]); None if it cannot move. The draw keeps the sign, magnitude and written precision."""
     assert info.text is not None
-    low, high = FACTOR_RANGES[int(rng.integers(len(FACTOR_RANGES)))]
+    ranges = RATE_FACTOR_RANGES if info.spec.kind == "rate" else FACTOR_RANGES
+    low, high = ranges[int(rng.integers(len(ranges)))]
     proposal = info.text.number * float(rng.uniform(low, high))
     original = info.text.number
     if info.spec.kind == "count":
         new = float(max(1, round(proposal)))
-    elif info.spec.kind == "rate":  # "7%" moves in half points ("8.5%"), "2.50%" in hundredths
-        step = 0.5 if info.text.decimals == 0 else 10.0**-info.text.decimals
-        new = round(round(proposal / step) * step, info.text.decimals + 1)
+    elif info.spec.kind == "rate":  # "7%" moves in whole points ("8%"), "2%" in half points, "2.50%" in hundredths
+        new = _round_rate(proposal, info.text.decimals, half=10.0**-info.text.decimals > 0.25 * abs(original))
         if not 0 < _as_fraction(info, new) < 1:
             return None
     else:  # amounts: three significant figures, never more decimals than written
@@ -57,6 +60,13 @@ def draw_number(info: ParameterInfo, rng: np.random.Generator) -> float | None:
         if new <= 0:
             return None
     return None if new == original else new
+
+
+def _round_rate(number: float, decimals: int, half: bool = False) -> float:
+    """`number` on the grid a rate is written in: steps of 10**-decimals, or half of one when a whole step
+    would be a jump of more than a quarter of the rate ("2%" -> "2.5%", never "3%")."""
+    step = 10.0**-decimals / (2 if half else 1)
+    return round(round(number / step) * step, decimals + 1)
 
 
 def solve_for(

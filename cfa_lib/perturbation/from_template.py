@@ -1,0 +1,263 @@
+"""Perturbations driven by hand-written templates: the generator path without any model call.
+
+A verified template stands in for the generator's formula extraction, and span substitution stands in
+for its rewrite, so every number and every word of a perturbed question comes from code:
+
+* value templates, levels 1/2: `plan.plan_perturbation` draws the inputs and rebuilds the choices;
+  the new values are substituted span by span (`number_text.substitute_values`);
+* value templates, level 3: the template's own edits state the original answer and ask for its unknown,
+  solved by the existing level-3 planning (`values.solve_for`, choices in the unknown's style);
+* decision templates, levels 1/2: new inputs by the same draw rules, the option texts kept, the key
+  recomputed by the decision rule; `flipped` says whether it differs from the original key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+from cfa_lib.data import Question
+from cfa_lib.params import PERTURBATION_LEVELS as LEVELS
+from cfa_lib.perturbation.formula import FormulaError
+from cfa_lib.perturbation.number_text import count_span, find_numbers, substitute_values
+from cfa_lib.perturbation.plan import MAX_DRAWS, _changed_spans, _plan_unknown, _rng, plan_perturbation
+from cfa_lib.perturbation.records import finish
+from cfa_lib.perturbation.rewrite import check_rewrite
+from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, apply_edits, decide, verify_template
+from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan
+from cfa_lib.perturbation.values import changeable, draw_number
+from cfa_lib.perturbation.verify import relative_gap
+
+
+def template_perturbations(
+    questions: Sequence[Question],
+    templates: Mapping[str, Template],
+    levels: Sequence[int] = (1, 2, 3),
+    seed: int = 0,
+) -> list[PerturbationRecord]:
+    """One record per (question, level), in that order, like `build_perturbations`, fully offline.
+
+    A question without a template is `not_perturbable`; one whose template fails `verify_template` is
+    `not_verifiable` with the failed rule. Nothing here raises on a template's arithmetic.
+    """
+    levels = tuple(levels)
+    bad = [level for level in levels if level not in LEVELS]
+    if bad or not levels:
+        raise ValueError(f"levels={list(levels)!r}: each level must be one of 1, 2, 3")
+    records: list[PerturbationRecord] = []
+    for question in questions:
+        template = templates.get(question.id)
+        check = verify_template(question, template) if template is not None else None
+        for level in levels:
+            record = _base_record(question, level, template)
+            try:
+                records.append(_perturb(question, template, check, level, seed, record))
+            except (FormulaError, ArithmeticError, ValueError) as error:
+                records.append(finish(record, "not_verifiable", f"{type(error).__name__}: {error}", "arithmetic"))
+    return records
+
+
+def _base_record(question: Question, level: int, template: Template | None) -> PerturbationRecord:
+    record = PerturbationRecord(question_id=question.id, level=level, status="not_verifiable", source="template")
+    if template is not None:
+        record.parameters = [p.as_extracted().model_dump() for p in template.parameters]
+        record.formula = template.formula or _decision_formulas(template)
+        record.asked_quantity = template.asked_quantity
+        record.unit = template.unit
+        record.original_values = {p.name: p.value for p in template.parameters}
+    return record
+
+
+def _decision_formulas(template: Template) -> str:
+    decision = template.decision
+    if decision is None or not decision.formulas:
+        return ""
+    return f"{decision.type}({json.dumps(decision.formulas, ensure_ascii=False)})"
+
+
+def _perturb(
+    question: Question,
+    template: Template | None,
+    check: TemplateCheck | None,
+    level: int,
+    seed: int,
+    record: PerturbationRecord,
+) -> PerturbationRecord:
+    if template is None or check is None:
+        return finish(record, "not_perturbable", "no template for this question", "template")
+    if not check.ok:
+        return finish(record, "not_verifiable", f"template fails {check.check}: {check.reason}", "template_verified")
+    record.trail.append(Check("template_verified", True, template.note))
+    if template.kind == "decision":
+        if level == 3:
+            return finish(record, "not_perturbable", "level 3 is defined for value templates only", "level3")
+        return _perturb_decision(question, template, check, level, seed, record)
+    verification = check.verification
+    assert verification is not None
+    if level in (1, 2):
+        item = plan_perturbation(question, verification, level, seed, record)
+        if not isinstance(item, Plan):
+            return item
+        try:
+            text = substitute_values(question.stem, item.old_spans, item.new_spans)
+        except ValueError as error:
+            return finish(item.record, "rejected", f"substitution impossible: {error}", "substitution")
+        return _accept(question, item, text, verification.answer_scale)
+    return _perturb_unknown(question, template, check, seed, record)
+
+
+def _perturb_unknown(
+    question: Question, template: Template, check: TemplateCheck, seed: int, record: PerturbationRecord
+) -> PerturbationRecord:
+    """Level 3: the template's edits state the original answer; the existing level-3 plan solves."""
+    verification = check.verification
+    assert verification is not None
+    if template.level3 is None:
+        return finish(record, "not_perturbable", "the template has no level-3 edits", "level3")
+    unknown = template.level3.unknown
+    info = verification.parameters[unknown]
+    if not changeable(info, verification.parameters):
+        reason = f"level-3 unknown {unknown!r} ({info.spec.span!r}) cannot be asked for: shared, derived or 'other'"
+        return finish(record, "not_perturbable", reason, "changeable_parameters")
+    record.trail.extend(verification.trail)
+    record.original_answer_value = verification.original_answer_value
+    item = _plan_unknown(question, verification, record, _rng(seed, question.id, 3), [unknown])
+    if not isinstance(item, Plan):
+        return item
+    try:
+        text = apply_edits(question.stem, template, item.level3_answer_text)
+    except ValueError as error:
+        return finish(record, "rejected", f"level-3 edits: {error}", "level3_edits")
+    return _accept(question, item, text, info.scale)
+
+
+def _accept(question: Question, plan: Plan, text: str, answer_scale: float) -> PerturbationRecord:
+    """Span checks of the rewrite step, then: the text changed, and one option holds the new answer."""
+    record = plan.record
+    checks = check_rewrite(plan, text)
+    record.trail.extend(Check(f"substitution_{c.name}", c.passed, c.detail) for c in checks)
+    failed = [c for c in checks if not c.passed]
+    if failed:
+        return finish(record, "rejected", f"substituted text failed {failed[0].name}: {failed[0].detail}")
+    problem = _unchanged(question, record, text)
+    if problem:
+        return finish(record, "rejected", problem, "changed")
+    assert record.new_answer_value is not None
+    matching = [
+        letter
+        for letter, option in record.choices.items()
+        if len(numbers := find_numbers(option)) == 1
+        and relative_gap(numbers[0].number * answer_scale, record.new_answer_value) <= REL_TOL
+    ]
+    if matching != [record.correct_letter]:
+        within = ", ".join(matching) or "none"
+        reason = f"options within {REL_TOL:.1%} of the new answer: {within}; exactly {record.correct_letter} expected"
+        return finish(record, "rejected", reason, "one_correct_option")
+    record.trail.append(Check("one_correct_option", True, record.correct_letter or ""))
+    record.question = text
+    record.rewrite_path = "substitution"
+    return finish(record, "valid", "")
+
+
+def _unchanged(question: Question, record: PerturbationRecord, text: str) -> str:
+    """Why a perturbation changed nothing, or "": an unchanged question would test memory of itself."""
+    if not record.changed:
+        return "no input changed"
+    if text.strip() == question.stem.strip():
+        return "the perturbed question text equals the original"
+    return ""
+
+
+# --- decision templates -----------------------------------------------------------------------
+
+
+def _perturb_decision(
+    question: Question, template: Template, check: TemplateCheck, level: int, seed: int, record: PerturbationRecord
+) -> PerturbationRecord:
+    """Seeded draws of `level` inputs until one keeps a clear margin; the key follows the rule."""
+    verification = check.verification
+    assert verification is not None
+    infos = verification.parameters
+    candidates = [name for name, info in infos.items() if name in verification.used and changeable(info, infos)]
+    if len(candidates) < level:
+        names = ", ".join(candidates) or "none"
+        reason = f"level {level} needs {level} changeable parameters; changeable: {names}"
+        return finish(record, "not_perturbable", reason, "changeable_parameters")
+    rng = _rng(seed, question.id, level)
+    last = ""
+    for _ in range(MAX_DRAWS):
+        chosen = sorted(rng.choice(len(candidates), size=level, replace=False).tolist())
+        new_numbers = {candidates[i]: draw_number(infos[candidates[i]], rng) for i in chosen}
+        if any(number is None for number in new_numbers.values()):
+            continue
+        attempt = perturb_decision(question, template, check, new_numbers, level)  # type: ignore[arg-type]
+        if attempt.valid:
+            return attempt
+        last = attempt.reason
+    return finish(record, "rejected", f"no draw in {MAX_DRAWS} gave a valid decision question; last: {last}", "draws")
+
+
+def perturb_decision(
+    question: Question,
+    template: Template,
+    check: TemplateCheck,
+    new_numbers: Mapping[str, float],
+    level: int | None = None,
+) -> PerturbationRecord:
+    """One decision perturbation with the given new numbers (as written: 98.0 for "101.00").
+
+    The option texts stay; the correct letter is what the decision rule picks for the new inputs, with
+    the same 0.5 % margin the original must keep. Deterministic: tests build the crossing draw by hand.
+    """
+    verification = check.verification
+    assert check.ok and verification is not None
+    record = _base_record(question, level or len(new_numbers), template)
+    record.trail.append(Check("template_verified", True, template.note))
+    record.original_answer_value = check.original_value
+    infos = verification.parameters
+    names = list(new_numbers)
+    values = verification.values()
+    for name, number in new_numbers.items():
+        values[name] = number * infos[name].scale
+    values = verification.with_derived(values)
+    key, value, margin = decide(template, check, values)
+    record.changed, record.new_values, record.new_answer_value = names, values, value
+    if key is None:
+        return finish(record, "rejected", f"the deciding value {value:.6g} is in no option's interval", "decision")
+    if margin < REL_TOL:
+        return finish(
+            record,
+            "rejected",
+            f"the deciding value {value:.6g} is within {REL_TOL:.1%} of the boundary",
+            "decision_margin",
+        )
+    old_spans, new_spans = _changed_spans(verification, names, new_numbers, values)
+    if len(set(new_spans)) != len(new_spans) or any(count_span(question.stem, s) for s in new_spans):
+        return finish(record, "rejected", "a new value is already written in the question", "new_values_unique")
+    try:
+        text = substitute_values(question.stem, old_spans, new_spans)
+    except ValueError as error:
+        return finish(record, "rejected", f"substitution impossible: {error}", "substitution")
+    kept = [
+        info.spec.span
+        for info in infos.values()
+        if info.text is not None and info.occurrences and info.spec.span not in old_spans
+    ]
+    checks = check_rewrite(Plan(record, old_spans, new_spans, kept, ""), text)
+    record.trail.extend(Check(f"substitution_{c.name}", c.passed, c.detail) for c in checks)
+    failed = [c for c in checks if not c.passed]
+    if failed:
+        return finish(record, "rejected", f"substituted text failed {failed[0].name}: {failed[0].detail}")
+    problem = _unchanged(question, record, text)
+    if problem:
+        return finish(record, "rejected", problem, "changed")
+    record.trail.append(Check("decision", True, f"{value:.6g} picks {key} (margin {margin:.1%})"))
+    record.question = text
+    record.choices = dict(question.choices)
+    record.correct_letter = key
+    record.flipped = key != question.answer
+    record.rewrite_path = "substitution"
+    return finish(record, "valid", "")
+
+
+__all__ = ["perturb_decision", "template_perturbations"]

@@ -1,0 +1,346 @@
+"""Hand-written templates: loading, every contract rule of verify_template, offline perturbations, the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from cfa_lib.data import DatasetError, load_dataset
+from cfa_lib.perturbation import load_templates, template_perturbations
+from cfa_lib.perturbation.build import perturb_question
+from cfa_lib.perturbation.from_template import perturb_decision
+from cfa_lib.perturbation.number_text import single_number
+from cfa_lib.perturbation.templates import TEMPLATES_DIR_ENV, Template, TemplateError, verify_template
+from cfa_lib.perturbation.types import ExtractedParameter, ParameterInfo
+from cfa_lib.perturbation.values import draw_number
+from cfa_lib.results import PROJECT_ROOT
+from tests.perturb_cases import EASY_3, EASY_9, EASY_11, GROWTH, only_number
+
+PYTHON = sys.executable
+
+
+def P(name, value, kind, span, description="", derived_from=""):  # noqa: N802 - reads like a table row
+    return {
+        "name": name,
+        "value": value,
+        "kind": kind,
+        "span": span,
+        "description": description,
+        "derived_from": derived_from,
+    }
+
+
+# Three Easy templates written here, by the contract, until datasets/templates/easy.jsonl is merged.
+EASY_3_TEMPLATE = {  # faithful, but distractor B ($113,330) is 0.35 % from the key: rule 2 excludes it
+    "question_id": "easy_3",
+    "kind": "value",
+    "parameters": [
+        P("pv", 75_000, "amount", "$75,000", "amount invested today"),
+        P("r", 0.07, "rate", "7%", "stated annual rate"),
+        P("t", 6, "count", "six years", "years (a word: not changeable)"),
+    ],
+    "formula": "pv*(1 + r/4)**(4*t)",
+    "asked_quantity": "future value, quarterly compounding",
+    "unit": "$",
+    "note": "FV = PV (1 + r/m)^(mt), m = 4",
+}
+EASY_9_TEMPLATE = {
+    "question_id": "easy_9",
+    "kind": "value",
+    "parameters": [
+        P("pv", 500_000, "amount", "€500,000", "amount invested today"),
+        P("fv", 800_000, "amount", "€800,000", "value after six years"),
+        P("t", 6, "count", "six years", "years"),
+    ],
+    "formula": "2*((fv/pv)**(1/(2*t)) - 1)",
+    "asked_quantity": "stated annual rate compounded semiannually",
+    "unit": "%",
+    "level3": {
+        "unknown": "fv",
+        "edits": [
+            {
+                "old": "that grows to €800,000 after six years has a stated annual interest rate closest to:",
+                "new": "earns a stated annual interest rate of {answer} compounded semiannually. Its value after "
+                "six years is closest to:",
+            }
+        ],
+    },
+    "note": "r = m[(FV/PV)^(1/(mt)) - 1], m = 2 (the keyed option's convention)",
+}
+EASY_11_TEMPLATE = {
+    "question_id": "easy_11",
+    "kind": "value",
+    "parameters": [
+        P("r", 0.05, "rate", "5%", "annual interest rate"),
+        P("n", 10, "other", "10-year", "years of payments (written twice: kept fixed)"),
+        P("pmt", 2000, "amount", "$2,000", "annual payment"),
+        P("pv_ordinary", 15443.47, "amount", "$15,443.47", "PV of the ordinary annuity", "pmt*(1 - (1 + r)**-n)/r"),
+    ],
+    "formula": "pv_ordinary*(1 + r)",
+    "asked_quantity": "PV of the annuity due",
+    "unit": "$",
+    "note": "PV(annuity due) = PV(ordinary annuity) x (1 + r); the stated PV follows r and pmt",
+}
+
+
+def template(data: dict, **changes) -> Template:
+    return Template.model_validate({**data, **changes})
+
+
+@pytest.fixture(scope="module")
+def challenge():
+    try:
+        questions = {q.id: q for q in load_dataset("challenge")}
+    except DatasetError as error:
+        pytest.skip(str(error))
+    return questions, load_templates("challenge")
+
+
+# --- verify_template --------------------------------------------------------------------------
+
+
+def test_templates_reproduce_the_keys_of_easy_9_and_easy_11():
+    check = verify_template(EASY_9, template(EASY_9_TEMPLATE))
+    assert check.ok, check.reason
+    assert check.original_key == "C"
+    assert check.original_value == pytest.approx(0.07988, abs=1e-5)  # option "8.0% compounded semiannually."
+    check = verify_template(EASY_11, template(EASY_11_TEMPLATE))
+    assert check.ok, check.reason
+    assert check.original_value == pytest.approx(16_215.64, abs=0.01)
+
+
+def test_template_that_misses_the_key_is_rejected_with_the_reason():
+    annual = template(EASY_9_TEMPLATE, formula="(fv/pv)**(1/t) - 1", level3=None)  # not the keyed convention
+    check = verify_template(EASY_9, annual)
+    assert not check.ok and check.check == "reproduces_answer"
+    assert check.reason.startswith("formula gives 0.0814837") and "'8.0% compounded semiannually.'" in check.reason
+
+
+def test_key_with_a_distractor_within_half_a_percent_is_rejected():
+    check = verify_template(EASY_3, template(EASY_3_TEMPLATE))
+    assert (check.ok, check.check) == (False, "no_close_distractor")
+    assert check.reason == "formula gives 113733, within 0.5% of distractor B ('$113,330.')"
+
+
+@pytest.mark.parametrize(
+    ("changes", "check_name", "reason"),
+    [
+        ({"formula": "2*((fv/500000)**(1/(2*t)) - 1)"}, "parameters_used", "parameter 'pv' is not used by the formula"),
+        (
+            {
+                "parameters": [
+                    P("pv", 500_000, "amount", "€500,000"),
+                    P("fv", 900_000, "amount", "€800,000"),
+                    P("t", 6, "count", "six years"),
+                ]
+            },
+            "values_match_spans",
+            "parameter 'fv': value 900000 does not match its span '€800,000'",
+        ),
+        (
+            {
+                "parameters": [
+                    P("pv", 500_000, "amount", "€500,000"),
+                    P("fv", 800_000, "amount", "€ 800,000"),
+                    P("t", 6, "count", "six years"),
+                ]
+            },
+            "spans_in_question",
+            "span '€ 800,000' of parameter 'fv' is not in the question",
+        ),
+        ({"formula": "2*((fv/pv)**(1/(2*t)) - 1) + 0*t"}, "", ""),  # a dead term is legal; a dead input is not:
+        (
+            {"formula": "2*((fv/pv)**(1/(2*6)) - 1) + 0*t"},
+            "answer_moves",
+            "the answer does not move when 't' moves by +10%",
+        ),
+    ],
+)
+def test_contract_rules_name_the_failing_rule(changes, check_name, reason):
+    check = verify_template(EASY_9, template(EASY_9_TEMPLATE, **changes))
+    assert (check.check, check.reason) == (check_name, reason)
+
+
+def test_level3_edits_must_apply_once_and_remove_the_unknown():
+    edits = [{"old": "closest to:", "new": "{answer}. The value is closest to:"}]  # €800,000 stays in the stem
+    check = verify_template(EASY_9, template(EASY_9_TEMPLATE, level3={"unknown": "fv", "edits": edits}))
+    assert check.check == "level3_edits" and "leave the unknown's span '€800,000'" in check.reason
+    missing = [{"old": "no such text", "new": "{answer}"}]
+    check = verify_template(EASY_9, template(EASY_9_TEMPLATE, level3={"unknown": "fv", "edits": missing}))
+    assert check.reason == "edit 1: 'no such text' occurs 0 times in the question, not once"
+
+
+# --- loading ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw_value", "message"),
+    [("NaN", "NaN is not a number"), ("true", "must be a number, got True"), ('"7%"', "must be a number")],
+)
+def test_loading_refuses_nan_booleans_and_strings_naming_file_line_and_question(tmp_path, raw_value, message):
+    good = json.dumps(EASY_9_TEMPLATE, ensure_ascii=False)
+    bad = json.dumps(EASY_11_TEMPLATE).replace('"value": 0.05', f'"value": {raw_value}')
+    (tmp_path / "easy.jsonl").write_text(f"{good}\n{bad}\n", encoding="utf-8")
+    with pytest.raises(TemplateError, match=re.escape(message)) as error:
+        load_templates("easy", tmp_path)
+    assert f"{tmp_path / 'easy.jsonl'}:2" in str(error.value)
+    if raw_value != "NaN":  # NaN fails before the line is parsed into a question
+        assert "easy_11: field parameters.0.value" in str(error.value)
+
+
+def test_loading_refuses_a_unit_outside_the_closed_set(tmp_path):
+    (tmp_path / "easy.jsonl").write_text(json.dumps({**EASY_9_TEMPLATE, "unit": "percent"}) + "\n", encoding="utf-8")
+    with pytest.raises(TemplateError, match=r"easy\.jsonl:1: easy_9: field unit"):
+        load_templates("easy", tmp_path)
+
+
+def test_templates_dir_is_overridable(tmp_path, monkeypatch):
+    (tmp_path / "easy.jsonl").write_text(json.dumps(EASY_3_TEMPLATE) + "\n", encoding="utf-8")
+    monkeypatch.setenv(TEMPLATES_DIR_ENV, str(tmp_path))
+    assert list(load_templates("easy")) == ["easy_3"]
+    assert load_templates("challenge") == {}  # no file: no templates
+
+
+# --- perturbations ----------------------------------------------------------------------------
+
+
+def test_template_perturbations_are_offline_and_valid_at_every_level():
+    templates = {tid: template(t) for tid, t in [("easy_9", EASY_9_TEMPLATE), ("easy_11", EASY_11_TEMPLATE)]}
+    questions = {"easy_9": EASY_9, "easy_11": EASY_11}
+    records = template_perturbations(list(questions.values()), templates, levels=(1, 2, 3), seed=0)
+    assert [(r.question_id, r.level) for r in records] == [(q, lv) for q in questions for lv in (1, 2, 3)]
+    assert all(r.source == "template" for r in records)
+    by_key = {(r.question_id, r.level): r for r in records}
+    for key in [("easy_9", 1), ("easy_9", 2), ("easy_9", 3), ("easy_11", 1), ("easy_11", 2)]:
+        record = by_key[key]
+        assert record.valid, (key, record.reason)
+        assert record.question != questions[key[0]].stem and record.changed and record.rewrite_path == "substitution"
+    assert by_key[("easy_11", 3)].reason == "the template has no level-3 edits"
+    one = by_key[("easy_9", 1)]
+    values = one.new_values
+    assert one.new_answer_value == pytest.approx(2 * ((values["fv"] / values["pv"]) ** (1 / 12) - 1))
+    close = [k for k, text in one.choices.items() if abs(only_number(text) / 100 / one.new_answer_value - 1) <= 0.005]
+    assert close == [one.correct_letter]
+    # the stated ordinary-annuity PV follows the changed inputs
+    two = by_key[("easy_11", 2)]
+    r, pmt = two.new_values["r"], two.new_values["pmt"]
+    assert f"${pmt * (1 - (1 + r) ** -10) / r:,.2f}" in two.question
+
+
+def test_level3_solve_round_trips():
+    (record,) = template_perturbations([EASY_9], {"easy_9": template(EASY_9_TEMPLATE)}, levels=(3,))
+    assert record.valid, record.reason
+    assert record.changed == ["fv"] and record.new_answer_value == 800_000
+    assert "rate of 8.0% compounded semiannually" in record.question and "€800,000" not in record.question
+    assert record.choices[record.correct_letter] == "€800,000."
+    checks = {c.name: c.passed for c in record.trail}
+    assert checks["round_trip"] and checks["stated_answer"]
+
+
+def test_question_without_template_or_failing_template_ends_in_a_record():
+    records = template_perturbations([EASY_3, EASY_9], {"easy_3": template(EASY_3_TEMPLATE)}, levels=(1,))
+    assert [r.status for r in records] == ["not_verifiable", "not_perturbable"]
+    assert records[0].reason.startswith("template fails no_close_distractor: formula gives 113733")
+    assert records[1].reason == "no template for this question"
+
+
+def test_generator_path_records_say_generator():
+    (item,) = perturb_question(EASY_3, GROWTH, levels=(1,))
+    assert item.record.source == "generator"
+
+
+def test_draws_keep_magnitude_and_precision():
+    rate = ParameterInfo(ExtractedParameter(**P("r", 0.07, "rate", "7%")), single_number("7%"), 0.01, 1)
+    price = ParameterInfo(ExtractedParameter(**P("s", 30.5, "amount", "$30.50")), single_number("$30.50"), 1.0, 1)
+    rng = np.random.default_rng(0)
+    rates = [draw_number(rate, rng) for _ in range(200)]
+    assert set(rates) <= {5.0, 6.0, 8.0, 9.0} and len(set(rates)) == 4  # about 5-9 %, never 70 %
+    assert {rate.text.write(r) for r in rates} == {"5%", "6%", "8%", "9%"}  # whole points, as written
+    prices = [draw_number(price, rng) for _ in range(200)]
+    assert all(18 <= p <= 46 for p in prices)
+    assert all(re.fullmatch(r"\$\d\d\.\d\d", price.text.write(p)) for p in prices)  # cents kept
+
+
+def test_small_whole_rate_moves_by_half_points():
+    rate = ParameterInfo(ExtractedParameter(**P("r", 0.02, "rate", "2%")), single_number("2%"), 0.01, 1)
+    rng = np.random.default_rng(1)
+    assert {draw_number(rate, rng) for _ in range(200)} - {None} == {1.5, 2.5}  # None: no move, drawn again
+
+
+# --- decision questions -----------------------------------------------------------------------
+
+
+def test_decision_flip_when_a_draw_crosses_the_threshold(challenge):
+    questions, templates = challenge
+    question, tpl = questions["challenge_44"], templates["challenge_44"]  # 2-year vs 30-year expected return
+    check = verify_template(question, tpl)
+    assert check.ok and check.original_key == "B"
+    # the 30-year's expected price falls from 101.00 to 98.00: its return drops from 7.0 % to 4.0 %, below 6.2 %
+    record = perturb_decision(question, tpl, check, {"e30": 98.0})
+    assert record.valid, record.reason
+    assert record.correct_letter == "A" and record.flipped is True
+    assert "30-Year|6.00|100.00|98.00" in record.question
+    assert record.choices == question.choices
+    # a draw on the same side keeps the key: not a flip
+    same = perturb_decision(question, tpl, check, {"e30": 103.0})
+    assert same.valid and same.correct_letter == "B" and same.flipped is False
+
+
+def test_unchanged_perturbation_is_rejected(challenge):
+    questions, templates = challenge
+    question, tpl = questions["challenge_44"], templates["challenge_44"]
+    check = verify_template(question, tpl)
+    nothing = perturb_decision(question, tpl, check, {})
+    assert nothing.status == "rejected" and nothing.reason == "no input changed"
+    same_value = perturb_decision(question, tpl, check, {"e30": 101.0})
+    assert same_value.status == "rejected" and same_value.reason == "a new value is already written in the question"
+
+
+def test_seeded_decision_draws_report_flips(challenge):
+    questions, templates = challenge
+    records = template_perturbations([questions["challenge_64"]], templates, levels=(1, 2), seed=0)
+    assert all(r.valid and r.flipped is not None for r in records)
+    for record in records:
+        assert record.flipped == (record.correct_letter != "C")
+
+
+# --- the CLI ----------------------------------------------------------------------------------
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PYTHON, "-m", "cfa_lib.perturbation", "verify", *args],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT), **(env or {})},
+        timeout=120,
+    )
+
+
+def test_cli_json_on_challenge_has_no_failures(challenge):
+    result = _cli("--dataset", "challenge", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["dataset"] == "challenge" and report["questions"] == 90
+    assert report["failed"] == [] and report["verified"] == report["templated"] >= 24
+
+
+def test_cli_exits_non_zero_on_a_failing_template(tmp_path):
+    good = json.dumps(EASY_11_TEMPLATE)
+    bad = json.dumps({**EASY_9_TEMPLATE, "formula": "(fv/pv)**(1/t) - 1"})  # annual, not the keyed semiannual
+    (tmp_path / "easy.jsonl").write_text(f"{good}\n{bad}\n", encoding="utf-8")
+    result = _cli("--dataset", "easy", "--json", env={TEMPLATES_DIR_ENV: str(tmp_path)})
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert (report["templated"], report["verified"]) == (2, 1)
+    assert report["failed"][0]["question_id"] == "easy_9"
+    assert report["failed"][0]["reason"].startswith("reproduces_answer: formula gives 0.0814837")
+    table = _cli("--dataset", "easy", "--templates-dir", str(tmp_path))
+    assert table.returncode == 1 and "FAILED easy_9: reproduces_answer" in table.stdout
