@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
+from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import Question
 from cfa_lib.params import PERTURBATION_LEVELS as LEVELS
 from cfa_lib.perturbation.formula import FormulaError
@@ -26,7 +27,6 @@ from cfa_lib.perturbation.rewrite import check_rewrite
 from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, apply_edits, decide, verify_template
 from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan
 from cfa_lib.perturbation.values import changeable, draw_number
-from cfa_lib.perturbation.verify import relative_gap
 
 
 def template_perturbations(
@@ -147,7 +147,7 @@ def _accept(question: Question, plan: Plan, text: str, answer_scale: float) -> P
         letter
         for letter, option in record.choices.items()
         if len(numbers := find_numbers(option)) == 1
-        and relative_gap(numbers[0].number * answer_scale, record.new_answer_value) <= REL_TOL
+        and relative_difference(numbers[0].number * answer_scale, record.new_answer_value) <= REL_TOL
     ]
     if matching != [record.correct_letter]:
         within = ", ".join(matching) or "none"

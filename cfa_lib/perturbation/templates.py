@@ -18,12 +18,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import DATASET_NAMES, Question
 from cfa_lib.perturbation.formula import Formula, FormulaError, parse_formula
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers
 from cfa_lib.perturbation.types import ExtractedParameter, FormulaExtraction, ParameterInfo, Verification
 from cfa_lib.perturbation.values import solve_for
-from cfa_lib.perturbation.verify import relative_gap, verify_extraction
+from cfa_lib.perturbation.verify import verify_extraction
 from cfa_lib.results import PROJECT_ROOT
 
 TEMPLATES_DIR_ENV = "CFA_TEMPLATES_DIR"
@@ -291,7 +292,7 @@ def _verify_parameters(question: Question, template: Template) -> Verification:
     values = {name: info.spec.value for name, info in parameters.items()}
     for name, derived_formula in derived.items():
         computed = derived_formula.evaluate(values)
-        if relative_gap(computed, values[name]) > REL_TOL:
+        if relative_difference(computed, values[name]) > REL_TOL:
             raise _Failed(
                 "derived_values",
                 f"derived parameter {name!r}: formula gives {computed:.6g}, the question states {values[name]:g}",
@@ -310,7 +311,7 @@ def _check_value(question: Question, template: Template, result: TemplateCheck) 
     assert output is not None
     for letter in question.distractors:
         number = verification.options[letter]
-        if any(relative_gap(output, number.number * scale) <= REL_TOL for scale in number.scales):
+        if any(relative_difference(output, number.number * scale) <= REL_TOL for scale in number.scales):
             raise _Failed(
                 "no_close_distractor",
                 f"formula gives {output:.6g}, within {REL_TOL:.1%} of distractor {letter} "
@@ -412,7 +413,7 @@ def _check_moves(template: Template, check: TemplateCheck) -> None:
         moved = dict(values)
         moved[name] = values[name] * MOVE_FACTOR if values[name] else 0.01
         after = _outcome(template, check, moved)
-        if all(relative_gap(a, b) < 1e-9 for a, b in zip(after, before, strict=True)):
+        if all(relative_difference(a, b) < 1e-9 for a, b in zip(after, before, strict=True)):
             raise _Failed("answer_moves", f"the answer does not move when {name!r} moves by +10%")
 
 
@@ -459,10 +460,10 @@ def _check_level3(question: Question, template: Template, check: TemplateCheck) 
         stated = solve_for(verification.answer, values, unknown, stated_answer, upper)
     except FormulaError as error:
         raise _Failed("level3_round_trip", f"cannot solve for {unknown!r}: {error}") from None
-    if relative_gap(solved, values[unknown]) > ROUND_TRIP_TOL:
+    if relative_difference(solved, values[unknown]) > ROUND_TRIP_TOL:
         raise _Failed(
             "level3_round_trip", f"solving for {unknown!r} gives {solved:.10g}, not the original {values[unknown]:g}"
         )
-    if relative_gap(stated, values[unknown]) > REL_TOL:
+    if relative_difference(stated, values[unknown]) > REL_TOL:
         reason = f"the rounded answer {answer_text} implies {unknown} = {stated:.6g}, not {values[unknown]:g}"
         raise _Failed("level3_round_trip", reason)
