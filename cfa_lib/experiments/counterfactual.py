@@ -18,9 +18,15 @@ import pandas as pd
 
 from cfa_lib import params, prompts, stats
 from cfa_lib.data import Question, load_dataset
-from cfa_lib.experiments.common import Settings, excerpt, grade_letter, load_run, metadata, ready_client, usage
+from cfa_lib.experiments.common import Settings, count, excerpt, grade_letter, load_run, metadata, ready_client, usage
 from cfa_lib.models import Completion, Request, complete_keyed, get_client, parse_model_name
-from cfa_lib.perturbation import PerturbationRecord, build_perturbations, coverage_counts
+from cfa_lib.perturbation import (
+    PerturbationRecord,
+    build_perturbations,
+    coverage_counts,
+    load_templates,
+    template_perturbations,
+)
 from cfa_lib.results import ResultRow, new_run_id, write_results
 
 EXPERIMENT = "counterfactual"
@@ -68,10 +74,8 @@ def run(settings: Settings, generator_model: str | None = None, perturbation_lev
     generator_name = params.check_model(generator_model or default_generator(settings.model), "generator_model")
     questions = settings.questions()
     client = ready_client(settings.model)
-    generator = client if generator_name == settings.model else ready_client(generator_name)
 
-    records = build_perturbations(questions, generator, levels=levels, seed=seed,
-                                  max_concurrency=settings.max_concurrency)
+    records = perturbations(questions, settings, levels, seed, generator_name, client)
     asked = {q.id: q for q in questions} | {r.as_question().id: r.as_question() for r in records if r.valid}
     answers = complete_keyed(client, {qid: Request(prompts.mcq_messages(q)) for qid, q in asked.items()},
                              max_concurrency=settings.max_concurrency, desc="Originals and perturbations")
@@ -84,6 +88,30 @@ def run(settings: Settings, generator_model: str | None = None, perturbation_lev
     meta.pop("judge_model")
     data = {"metadata": meta, "summary": summary, "results": [row.to_dict() for row in rows]}
     return data, write_results(EXPERIMENT, new_run_id(settings.model, settings.dataset), data)
+
+
+def perturbations(questions: Sequence[Question], settings: Settings, levels: Sequence[int], seed: int,
+                  generator_name: str, client: Any) -> list[PerturbationRecord]:
+    """Verified templates first (offline, no model call); the generator describes only what has none.
+
+    A question whose options carry no numbers needs no generator call either: it is `not_perturbable`
+    without asking. So a run on CFA-Easy or CFA-Challenge whose templated questions are all it can
+    perturb never loads a generator.
+    """
+    templates = load_templates(settings.dataset)
+    by_template = template_perturbations([q for q in questions if q.id in templates], templates, levels, seed)
+    rest = [q for q in questions if q.id not in templates]
+    if not rest:
+        return order_like(questions, by_template)
+    generator = client if generator_name == settings.model else ready_client(generator_name)
+    by_generator = build_perturbations(rest, generator, levels=levels, seed=seed,
+                                       max_concurrency=settings.max_concurrency)
+    return order_like(questions, by_template + by_generator)
+
+
+def order_like(questions: Sequence[Question], records: Sequence[PerturbationRecord]) -> list[PerturbationRecord]:
+    position = {q.id: i for i, q in enumerate(questions)}
+    return sorted(records, key=lambda r: (position[r.question_id], r.level))
 
 
 def outcome(completion: Completion, key: str) -> dict[str, Any]:
@@ -113,6 +141,18 @@ def _rate(values: Sequence[bool]) -> float | None:
 
 def _ci(values: Sequence[bool]) -> list[float] | None:
     return list(stats.wilson_interval(sum(values), len(values))) if values else None
+
+
+def flips(rows: Sequence[Row], level: int) -> dict[str, int]:
+    """Decision questions whose perturbation changed the correct option: did the model follow the new key,
+    or stay with the option that was right before (the strongest sign of a memorized answer)?"""
+    flipped = [(r, p) for r in rows for p in r.perturbations
+               if p["level"] == level and p["valid"] and p.get("flipped") and p.get("correct") is not None]
+    return {
+        "n": len(flipped),
+        "followed_new_key": sum(p["model_answer"] == p["correct_letter"] for _, p in flipped),
+        "stayed_with_old_key": sum(p["model_answer"] == r.correct_answer for r, p in flipped),
+    }
 
 
 def summarize(rows: Sequence[Row], levels: Sequence[int] | None = None) -> dict[str, Any]:
@@ -147,6 +187,9 @@ def summarize(rows: Sequence[Row], levels: Sequence[int] | None = None) -> dict[
             "mcnemar_test": stats.mcnemar(outcomes.b, outcomes.c).to_dict(),
             "memorization_gap_as_published": None if not originals or acc_after is None
             else _rate(originals) - acc_after,
+            "flips": flips(rows, level),
+            "by_source": count([p.get("source") or "generator" for r in rows for p in r.perturbations
+                                if p["level"] == level and p["valid"]]),
         }
     tested = [r for r in rows if r.original["correct"] is not None
               and any(p["valid"] and p.get("correct") is not None for p in r.perturbations)]
