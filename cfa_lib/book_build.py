@@ -120,14 +120,15 @@ def run_usage(data: dict[str, Any]) -> dict[str, Any]:
 
 def run_metadata_page(results_dir: Path | None = None) -> str:
     """Markdown tables of the runs the paper shows and of the software that made them."""
-    from cfa_lib import paper
+    from cfa_lib.experiments import EXPERIMENTS
     from cfa_lib.prompts import PROMPT_VERSION
+    from cfa_lib.report.runs import collect_runs
 
     header = ["experiment", "model", "dataset", "questions", "judge", "prompt version", "package",
               "timestamp", "calls", "cache hits", "tokens", "cost (USD)", "source"]
     rows = []
-    for experiment in paper.EXPERIMENTS:
-        for run in paper.collect_runs(experiment, results_dir or results_root(), include_reference=True):
+    for experiment in EXPERIMENTS:
+        for run in collect_runs(experiment, results_dir or results_root(), include_reference=True):
             meta, use = run.metadata, run_usage(run.data)
             cost = use["cost_usd"]
             rows.append([

@@ -45,10 +45,11 @@ def setup(*imports: str) -> dict:
     """The import cell: the experiment's module and what its cells display with."""
     ipython = [line for line in imports if line.startswith("from IPython")]
     ours = sorted([line for line in imports if line not in ipython] + [
-        "from cfa_lib import plots",
-        "from cfa_lib.experiments.common import Settings, by_model, run_or_load",
+        "from cfa_lib.experiments.common import Settings, run_or_load",
+        "from cfa_lib.report import figures, tables",
+        "from cfa_lib.report.runs import by_model",
     ])
-    return code("\n\n".join("\n".join(block) for block in (ipython, ours) if block) + "\n\nplots.use_style()")
+    return code("\n\n".join("\n".join(block) for block in (ipython, ours) if block) + "\n\nfigures.use_style()")
 
 
 OPTION_BIAS = [
@@ -81,13 +82,13 @@ settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sampl
 data, path = run_or_load(option_bias, settings, results_path)
 """),
     md("## Summary"),
-    code("option_bias.summary_table(data)"),
+    code("tables.option_bias_summary(data)"),
     md("## The paired outcomes and McNemar's test"),
-    code("display(option_bias.contingency_table(data))\nMarkdown(option_bias.describe_mcnemar(data))"),
-    code("plots.option_bias_figure(by_model(data))"),
+    code("display(tables.option_bias_contingency(data))\nMarkdown(tables.describe_mcnemar(data))"),
+    code("figures.option_bias_figure(by_model(data))"),
     md("## The option-biased questions\n\nRight with the choices, wrong without them: the extracted open "
        "answer and the end of the response show why."),
-    code("option_bias.biased_questions(data)"),
+    code("tables.option_biased_questions(data)"),
 ]
 
 THREE_TIER = [
@@ -119,12 +120,12 @@ settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sampl
 data, path = run_or_load(three_tier, settings, results_path, gold_model=gold_model)
 """),
     md("## Level distribution"),
-    code("display(three_tier.level_table(data))\nthree_tier.accuracy_table(data)"),
-    code("plots.three_tier_figure(by_model(data))"),
+    code("display(tables.three_tier_levels(data))\ntables.three_tier_accuracy(data)"),
+    code("figures.three_tier_figure(by_model(data))"),
     md("## Why the C answers are wrong"),
-    code("plots.error_categories_figure(by_model(data))"),
+    code("figures.error_categories_figure(by_model(data))"),
     md("## Worked examples, level by level"),
-    code("three_tier.worked_examples(data)"),
+    code("tables.three_tier_examples(data)"),
 ]
 
 COUNTERFACTUAL = [
@@ -157,13 +158,13 @@ data, path = run_or_load(counterfactual, settings, results_path, generator_model
                          perturbation_levels=perturbation_levels)
 """),
     md("## Coverage: which questions could be perturbed and verified"),
-    code("display(counterfactual.coverage_table(data))\ncounterfactual.status_reasons(data)"),
+    code("display(tables.counterfactual_coverage(data))\ntables.counterfactual_reasons(data)"),
     md("## Accuracy on the originals and on their perturbations\n\nBoth on the same questions; the "
        "memorization gap is their difference, tested with McNemar's test on the pairs."),
-    code("counterfactual.accuracy_table(data)"),
-    code("plots.counterfactual_figure(by_model(data))"),
+    code("tables.counterfactual_accuracy(data)"),
+    code("figures.counterfactual_figure(by_model(data))"),
     md("## Memorization suspects\n\nRight on the original, wrong once its numbers changed."),
-    code("counterfactual.suspects(data)"),
+    code("tables.counterfactual_suspects(data)"),
 ]
 
 if __name__ == "__main__":
