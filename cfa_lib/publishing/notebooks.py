@@ -1,7 +1,9 @@
-"""Write the experiment notebooks 01-03 from this one readable source (outputs stripped).
+"""Write the study's four notebooks from this one readable source (outputs stripped).
 
-Run `python scripts/make_notebooks.py` after editing; the notebooks stay plain narrative and calls
-into cfa_lib, and their `parameters` cell is what papermill overrides.
+    python -m cfa_lib.publishing.notebooks   # → notebooks/*.ipynb
+
+Run it after editing; the notebooks stay plain narrative and calls into cfa_lib, and their `parameters`
+cell is what papermill overrides. A test fails when a committed notebook differs from what this writes.
 """
 
 from __future__ import annotations
@@ -9,7 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+from cfa_lib.experiments import EXPERIMENTS, FIGURES_NOTEBOOK
+from cfa_lib.results import PROJECT_ROOT
+
+NOTEBOOKS = PROJECT_ROOT / "notebooks"
 
 
 def cell(kind: str, source: str, tags: list[str] | None = None) -> dict:
@@ -167,9 +172,137 @@ data, path = run_or_load(counterfactual, settings, results_path, generator_model
     code("tables.counterfactual_suspects(data)"),
 ]
 
+PAPER_FIGURES = [
+    md("""
+# Paper figures and tables
+
+This notebook assembles the paper's tables and figures from every results file it finds: the latest run
+per experiment, model and dataset under `results_dir` (written by notebooks 01–03), and, when
+`include_reference` is true, the original study's runs in `datasets/reference_runs/`, which are
+**imported from the original study (taiwanfifi/CFA_essay)** and labelled "(reference)".
+
+Every number is recomputed from the rows of the results files by the experiment modules of `cfa_lib`;
+the figures are drawn by `cfa_lib.report.figures` and the tables by `cfa_lib.report.tables`. Figures are
+saved as PDF (for the paper) and PNG in `figures_dir`; the raw values of each table are saved as CSV in
+`tables_dir`.
+"""),
+    code("""
+results_dir = "results"
+include_reference = True
+figures_dir = "book/figures"
+tables_dir = "book/tables"
+""", ["parameters"]),
+    md("""
+## The runs behind the figures
+
+One row per results file: the label used in the tables and figures, where the file comes from, and how
+many questions it holds.
+"""),
+    code("""
+from cfa_lib.report import figures, tables
+from cfa_lib.report.runs import collect_all
+
+figures.use_style()
+runs = collect_all(results_dir, include_reference)
+tables.runs_overview(runs)
+"""),
+    md("""
+## Option bias (Table P1a, Figure 1)
+
+The same questions were asked with their answer choices (Format A) and without them (Format B).
+*Option bias* is the accuracy with options minus the accuracy without them, on the questions where both
+answers were obtained; its interval is a paired bootstrap. *b* counts the questions answered correctly
+only with the options, *c* those answered correctly only without them; McNemar's test asks whether
+*b* and *c* differ by more than chance (χ² with continuity correction, and the exact binomial p).
+"""),
+    code('tables.table("table_p1_option_bias", runs, tables_dir)'),
+    code('figures.figure("fig1_option_bias", runs, figures_dir)'),
+    md("""
+**Figure 1.** Accuracy with and without the answer choices, per model (n: paired questions). Error
+bars: 95% Wilson intervals. Above each pair: the option bias in percentage points with its 95% paired
+bootstrap interval, and the p-value of McNemar's test.
+"""),
+    md("""
+## Three-tier grading (Table P1b, Figure 2)
+
+The open answers (Format B) are graded on three levels: **A** exact (within tolerance), **B**
+directional (right approach and magnitude under a different defensible assumption) and **C**
+incorrect. Strict accuracy counts A only; lenient accuracy counts A and B.
+"""),
+    code('tables.table("table_p1_three_tier", runs, tables_dir)'),
+    code('figures.figure("fig2_three_tier", runs, figures_dir)'),
+    md("""
+**Figure 2.** Share of open answers at each level, per model (n: graded answers). The right edge of
+the green segment is strict accuracy, the right edge of the yellow segment lenient accuracy; the error
+bars on those edges are their 95% Wilson intervals.
+"""),
+    md("""
+## Counterfactual questions (Figure 3)
+
+The numbers (level 1: one number, level 2: two numbers) or the unknown (level 3) of a question are
+changed and the new correct answer is computed and verified. The memorization gap is the accuracy on
+the original questions minus the accuracy on their perturbed versions, over the questions whose
+perturbation was valid.
+"""),
+    code('tables.table("table_counterfactual", runs, tables_dir)'),
+    code('figures.figure("fig3_counterfactual", runs, figures_dir)'),
+    md("""
+**Figure 3.** Accuracy on the original questions and on their perturbed versions, per model and
+perturbation level (n: valid perturbations), with 95% Wilson intervals where the results file allows
+them. Above each pair: the memorization gap in percentage points. The original study's files only
+record the accuracy over all questions, so for them the first bar is that accuracy (the legend says so).
+"""),
+    md("""
+## Error categories of the incorrect answers (Figure 4)
+
+Every Level C answer is given one error category by the judge. The table gives counts and, in
+parentheses, the share of that model's categorised Level C answers.
+"""),
+    code('tables.table("table_error_categories", runs, tables_dir)'),
+    code('figures.figure("fig4_error_categories", runs, figures_dir)'),
+    md("""
+**Figure 4.** What went wrong in the incorrect (Level C) answers: share of each error category per
+model (n: categorised Level C answers). "Unknown" and "unclassified" are answers the error judge could
+not or did not categorise.
+"""),
+    md("""
+## Option-biased questions, in the models' own words
+
+A few questions per run that were answered correctly with the choices and incorrectly without them,
+with the beginning of the answer given without the choices. The original study stored these answers cut
+short.
+"""),
+    code('tables.biased_examples(runs["option_bias"])'),
+]
+
+# The cells of each notebook, by the file name the registry gives it.
+SOURCES = {
+    EXPERIMENTS["option_bias"].notebook: OPTION_BIAS,
+    EXPERIMENTS["three_tier"].notebook: THREE_TIER,
+    EXPERIMENTS["counterfactual"].notebook: COUNTERFACTUAL,
+    FIGURES_NOTEBOOK: PAPER_FIGURES,
+}
+
+
+def render(file_name: str) -> str:
+    """The text of one notebook file, exactly as it is written (and committed)."""
+    cells = [dict(entry) for entry in SOURCES[file_name]]  # ids are set on copies: the sources stay as written
+    return json.dumps(notebook(file_name, cells), indent=1, ensure_ascii=False) + "\n"
+
+
+def write_all(directory: Path = NOTEBOOKS) -> list[Path]:
+    """Write every notebook of the registry, plus the figures notebook; return their paths."""
+    missing = {e.notebook for e in EXPERIMENTS.values()} - set(SOURCES)
+    if missing:
+        raise KeyError(f"no notebook source for {sorted(missing)}: add its cells to {__name__}.")
+    paths = []
+    for file_name in SOURCES:
+        path = directory / file_name
+        path.write_text(render(file_name), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
 if __name__ == "__main__":
-    notebooks = {"01_option_bias": OPTION_BIAS, "02_three_tier": THREE_TIER, "03_counterfactual": COUNTERFACTUAL}
-    for name, cells in notebooks.items():
-        path = NOTEBOOKS / f"{name}.ipynb"
-        path.write_text(json.dumps(notebook(name, cells), indent=1, ensure_ascii=False) + "\n")
-        print(f"wrote {path}")
+    for written in write_all():
+        print(f"wrote {written}")
