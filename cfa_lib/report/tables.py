@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from cfa_lib.data import Question, load_dataset
+from cfa_lib.report import shaping
 from cfa_lib.report.format import (
     DASH,
     ci,
@@ -30,14 +31,6 @@ from cfa_lib.report.format import (
     significant,
 )
 from cfa_lib.report.runs import Run, experiment_showing, resolve, summaries
-from cfa_lib.report.shaping import (
-    LEVEL_LABELS,
-    PERTURBATION_NAMES,
-    category_order,
-    error_category_shares,
-    pretty_category,
-    share_models,
-)
 from cfa_lib.results import PROJECT_ROOT
 
 Summary = Mapping[str, Any]
@@ -81,6 +74,11 @@ def _count_rate(count_key: str, rate_key: str) -> Callable[[Summary], Any]:
     return lambda s: None if s.get(count_key) is None else (s.get(count_key), s.get(rate_key))
 
 
+def _rate_and_ci(name: str, key: str, ci_name: str = "  95% CI") -> list[Row]:
+    """A rate and, on the next row, its 95% interval."""
+    return [(name, _field(key), pct), (ci_name, _field(f"{key}_ci"), ci)]
+
+
 def _mc(key: str) -> Callable[[Summary], Any]:
     return lambda s: (s.get("mcnemar_test") or {}).get(key)
 
@@ -88,10 +86,8 @@ def _mc(key: str) -> Callable[[Summary], Any]:
 OPTION_BIAS_ROWS: list[Row] = [
     ("questions paired", lambda s: s.get("n_paired", s.get("n_questions")), count),
     ("excluded (failed calls)", _field("n_excluded"), count),
-    ("accuracy with options", _field("accuracy_with_options"), pct),
-    ("  95% CI", _field("accuracy_with_options_ci"), ci),
-    ("accuracy without options", _field("accuracy_without_options"), pct),
-    ("  95% CI ", _field("accuracy_without_options_ci"), ci),
+    *_rate_and_ci("accuracy with options", "accuracy_with_options"),
+    *_rate_and_ci("accuracy without options", "accuracy_without_options", "  95% CI "),
     ("option bias (pp)", _field("option_bias"), pp),
     ("  95% CI (pp)", _field("option_bias_ci"), ci),
     ("biased questions", _count_rate("n_biased_questions", "bias_rate"), count_pct),
@@ -119,23 +115,20 @@ def _strict_lenient_gap(s: Summary) -> Any:
 THREE_TIER_ROWS: list[Row] = [
     ("answers graded", lambda s: s.get("n_graded", s.get("n_questions")), count),
     ("excluded (failed calls)", _field("n_excluded"), count),
-    *((f"Level {label}", _level(level), count_pct) for level, label in LEVEL_LABELS.items()),
-    ("strict accuracy (A)", _field("strict_accuracy"), pct),
-    ("  95% CI", _field("strict_accuracy_ci"), ci),
-    ("lenient accuracy (A + B)", _field("lenient_accuracy"), pct),
-    ("  95% CI ", _field("lenient_accuracy_ci"), ci),
+    *((f"Level {label}", _level(level), count_pct) for level, label in shaping.LEVEL_LABELS.items()),
+    *_rate_and_ci("strict accuracy (A)", "strict_accuracy"),
+    *_rate_and_ci("lenient accuracy (A + B)", "lenient_accuracy", "  95% CI "),
     ("strict − lenient gap (pp)", _strict_lenient_gap, pp),
 ]
 
 
 def _counterfactual_rows(summaries_: Mapping[str, Summary]) -> list[Row]:
     levels = sorted({str(k) for s in summaries_.values() for k in (s.get("perturbation_levels") or {})})
-    rows: list[Row] = [("accuracy on original questions", _field("accuracy_original"), pct),
-                       ("  95% CI", _field("accuracy_original_ci"), ci)]
+    rows = _rate_and_ci("accuracy on original questions", "accuracy_original")
     for level in levels:
         def field(key: str, level: str = level) -> Callable[[Summary], Any]:
             return lambda s: ((s.get("perturbation_levels") or {}).get(level) or {}).get(key)
-        name = f"level {level} ({PERTURBATION_NAMES.get(level, '')})"
+        name = f"level {level} ({shaping.PERTURBATION_NAMES.get(level, '')})"
         rows += [
             (f"{name}: valid perturbations", field("n_valid"), count),
             (f"{name}: original accuracy on them", field("accuracy_original_on_valid"), pct),
@@ -173,14 +166,14 @@ def counterfactual_table(summaries_: Mapping[str, Summary], numeric: bool = Fals
 def error_category_table(summaries_: Mapping[str, Summary], numeric: bool = False) -> pd.DataFrame:
     """Counts (share of categorised Level C answers) per category and model; `numeric=True`: the long
     table of counts and shares."""
-    shares = error_category_shares(summaries_)
+    shares = shaping.error_category_shares(summaries_)
     if numeric or shares.empty:
         return shares if numeric else pd.DataFrame()
     cells = shares.assign(cell=[f"{int(c)} ({s:.1f}%)" for c, s in zip(shares["count"], shares["share"],
                                                                       strict=True)])
-    table = cells.pivot(index="category", columns="model", values="cell").reindex(category_order(shares))
-    table = table.fillna("0")[share_models(shares)]
-    table.index = pd.Index([pretty_category(c) for c in table.index], name="")
+    table = cells.pivot(index="category", columns="model", values="cell").reindex(shaping.category_order(shares))
+    table = table.fillna("0")[shaping.share_models(shares)]
+    table.index = pd.Index([shaping.pretty_category(c) for c in table.index], name="")
     table.columns.name = None
     return table
 
@@ -301,7 +294,7 @@ def option_biased_questions(data: dict[str, Any], length: int = 400) -> pd.DataF
 def three_tier_levels(data: dict[str, Any]) -> pd.DataFrame:
     s = data["recomputed_summary"]
     table = pd.DataFrame({"questions": s["level_distribution"], "share": s["level_rates"]})
-    table.index = list(LEVEL_LABELS.values())
+    table.index = list(shaping.LEVEL_LABELS.values())
     return table
 
 
@@ -320,7 +313,7 @@ def three_tier_examples(data: dict[str, Any], per_level: int = 2, length: int = 
     """A few rows per level, side by side, as in the study's card."""
     questions = _questions(data)
     rows = []
-    for level in LEVEL_LABELS:
+    for level in shaping.LEVEL_LABELS:
         for r in [r for r in data["results"] if r.get("level") == level][:per_level]:
             q = questions.get(r["question_id"])
             gold = r["gold_answer"]
