@@ -15,15 +15,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cfa_lib.experiments import EXPERIMENTS
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_DIR = PROJECT_ROOT / "datasets" / "reference_runs"
-
-# Experiment name in our files → the names the original study wrote in `metadata.experiment`.
-EXPERIMENT_ALIASES = {
-    "option_bias": {"option_bias", "A5_option_bias"},
-    "three_tier": {"three_tier", "A1_open_ended"},
-    "counterfactual": {"counterfactual", "I1_counterfactual"},
-}
 
 # The fields every row needs for its experiment's summary to be recomputed (ours and the study's files).
 REQUIRED_ROW_FIELDS = {
@@ -93,7 +88,7 @@ def load_results(path: str | Path, experiment: str | None = None) -> dict[str, A
             raise ResultsFileError(f"{path}: results row {i} is not an object: {str(row)[:80]!r}.")
     if experiment is not None:
         found = data["metadata"].get("experiment")
-        if found not in EXPERIMENT_ALIASES[experiment]:
+        if found not in EXPERIMENTS[experiment].file_names:
             raise ResultsFileError(
                 f"{path} holds experiment {found!r}, not {experiment!r}: pass a results file of that experiment."
             )
@@ -105,8 +100,7 @@ def load_results(path: str | Path, experiment: str | None = None) -> dict[str, A
 
 
 def reference_files(experiment: str) -> list[Path]:
-    prefix = {"option_bias": "A5_", "three_tier": "A1_", "counterfactual": "I1_"}[experiment]
-    return sorted(REFERENCE_DIR.glob(f"{prefix}*.json"))
+    return sorted(REFERENCE_DIR.glob(f"{EXPERIMENTS[experiment].reference_prefix}*.json"))
 
 
 def latest_runs(experiment: str, root: Path | None = None) -> list[Path]:
