@@ -29,14 +29,14 @@ test: install browser
 book: browser notebooks html
 
 notebooks: install
-	$(BIN)/python -m cfa_lib.pipeline --models "$(MODELS)" --dataset "$(DATASET)" --limit "$(LIMIT)"
+	$(BIN)/python -m cfa_lib.publishing.pipeline --models "$(MODELS)" --dataset "$(DATASET)" --limit "$(LIMIT)"
 
 html: install
-	$(BIN)/python -m cfa_lib.book_build html
+	$(BIN)/python -m cfa_lib.publishing.build html
 
 ## make pdf: the book as one PDF for reviewers (needs Chromium: installed by `make browser`)
 pdf: install browser
-	$(BIN)/python -m cfa_lib.book_build pdf
+	$(BIN)/python -m cfa_lib.publishing.build pdf
 
 ## make lab: JupyterLab on notebooks/ with the project's environment
 lab: install

@@ -1,7 +1,7 @@
 """The measured figures of the reliability tests, written to build/reliability.json as they run.
 
 Each check is recorded before its assertions, so a failed check shows up in the book as "no" with its
-numbers rather than vanishing. `cfa_lib.reliability_page.render` turns the file into the appendix page.
+numbers rather than vanishing. `cfa_lib.publishing.pages.reliability_page` turns the file into the appendix page.
 """
 
 from __future__ import annotations

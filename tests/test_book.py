@@ -24,13 +24,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from cfa_lib import book_build
 from cfa_lib.prompts import PROMPT_VERSION, all_prompts
+from cfa_lib.publishing import pages, scan
 from cfa_lib.results import PROJECT_ROOT, REFERENCE_DIR
 
 INJECTED = "<script>window.__cfaInjected = 1</script>"
 SCREENSHOT = PROJECT_ROOT / "artifacts" / "book_results.png"
-RESULTS_PAGES = ["book/results.html", *(f"book/executed/{name}.html" for name in book_build.EXECUTED)]
+RESULTS_PAGES = ["book/results.html", *(f"book/executed/{name}.html" for name in pages.EXECUTED)]
 # The whole main job on the embedded model by default; CFA_BOOK_FULL=0 builds from notebook 04 alone (faster).
 FULL = os.environ.get("CFA_BOOK_FULL", "1") == "1"
 FAKE_SECRETS = {"OPENAI_API_KEY": f"sk-test-{secrets.token_hex(16)}", "CFA_TEST_TOKEN": secrets.token_hex(12)}
@@ -39,19 +39,19 @@ FAKE_SECRETS = {"OPENAI_API_KEY": f"sk-test-{secrets.token_hex(16)}", "CFA_TEST_
 # Fast checks of the generated pages and the guards ------------------------------------------------------
 
 def test_prompts_page_prints_every_prompt_verbatim_with_the_version():
-    page = book_build.prompts_page()
+    page = pages.prompts_page()
     assert f"Prompt version: `{PROMPT_VERSION}`" in page
     for name, text in all_prompts().items():
         assert f"`{name}`" in page and text in page
 
 
 def test_markdown_cells_cannot_carry_markup_or_break_the_table():
-    assert book_build.md_cell("<script>x</script> | a_b") == r"&lt;script&gt;x&lt;/script&gt; &#124; a\_b"
-    assert book_build.md_cell(None) == "–"
+    assert pages.md_cell("<script>x</script> | a_b") == r"&lt;script&gt;x&lt;/script&gt; &#124; a\_b"
+    assert pages.md_cell(None) == "–"
 
 
 def test_run_metadata_page_lists_the_reference_runs_with_their_tokens_and_cost(tmp_path):
-    page = book_build.run_metadata_page(tmp_path)
+    page = pages.run_metadata_page(tmp_path)
     row = next(line for line in page.splitlines() if line.startswith("| option\\_bias | gpt-4o-mini (reference)"))
     assert "| 836,948 | 0.3139 | original study (imported) |" in row
     assert f"Current prompt version: `{PROMPT_VERSION}`" in page
@@ -63,14 +63,14 @@ def test_our_usage_is_summed_over_subject_and_judge_calls():
                     "cost_usd": 0.0},
         "judge": {"n_calls": 4, "cache_hits": 4, "prompt_tokens": 300, "completion_tokens": 20, "cost_usd": None},
     }}}
-    assert book_build.run_usage(data) == {"calls": 20, "cache_hits": 14, "tokens": 1820, "cost_usd": None}
+    assert pages.run_usage(data) == {"calls": 20, "cache_hits": 14, "tokens": 1820, "cost_usd": None}
 
 
 def test_secret_values_are_found_by_variable_name_without_printing_them(tmp_path):
     page = tmp_path / "page.html"
     page.write_text("<p>key: sk-test-0123456789abcdef</p>", encoding="utf-8")
     environ = {"OPENAI_API_KEY": "sk-test-0123456789abcdef", "HF_TOKEN": "hf_unused_value", "PATH": "/bin"}
-    hits = book_build.find_secrets([tmp_path], environ)
+    hits = scan.find_secrets([tmp_path], environ)
     assert hits == [f"{page}: OPENAI_API_KEY"]
 
 
@@ -79,7 +79,7 @@ def test_scripts_and_styles_from_the_network_are_reported(tmp_path):
         '<script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js"></script>'
         '<link rel="stylesheet" href="//fonts.example.org/x.css"><a href="https://arxiv.org/abs/2501.04961">p</a>'
         '<script src="_static/mathjax/tex-chtml.js"></script>', encoding="utf-8")
-    found = book_build.external_assets(tmp_path)
+    found = scan.external_assets(tmp_path)
     assert len(found) == 2
     assert "cdn.jsdelivr.net" in found[0] and "fonts.example.org" in found[1]
 
@@ -204,9 +204,10 @@ def book(tmp_path_factory):
     results_dir = root / "results"
     copy_book_sources(root)
     add_injection_run(results_dir)
-    pipeline = [sys.executable, "-m", "cfa_lib.pipeline", "--book-root", str(root), "--results-dir", str(results_dir)]
+    pipeline = [sys.executable, "-m", "cfa_lib.publishing.pipeline", "--book-root", str(root),
+                "--results-dir", str(results_dir)]
     run(pipeline + (["--models", "local", "--limit", "3"] if FULL else ["--figures-only"]), PROJECT_ROOT)
-    run([sys.executable, "-m", "cfa_lib.book_build", "html", "--root", str(root), "--output", str(root / "build"),
+    run([sys.executable, "-m", "cfa_lib.publishing.build", "html", "--root", str(root), "--output", str(root / "build"),
          "--results-dir", str(results_dir)], PROJECT_ROOT)
     return root
 
@@ -269,7 +270,7 @@ def test_the_book_reads_offline_with_its_own_mathjax(book, browser):
     fetched = browser.requested_urls()
     assert any("/_static/mathjax/tex-chtml.js" in url for url in fetched)
     assert [url for url in fetched if not url.startswith(("file://", "data:"))] == []
-    assert book_build.external_assets(book / "build" / "_build" / "html") == []
+    assert scan.external_assets(book / "build" / "_build" / "html") == []
 
 
 @pytest.mark.slow

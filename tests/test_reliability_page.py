@@ -9,7 +9,7 @@ import pytest
 import reliability_report
 from test_reliability_secrets import leaks
 
-from cfa_lib.reliability_page import render
+from cfa_lib.publishing.pages import reliability_page
 
 
 def test_recorded_checks_render_with_their_figures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -24,7 +24,7 @@ def test_recorded_checks_render_with_their_figures(tmp_path: Path, monkeypatch: 
                               passed=True, figures={"requests": 38, "duplicates_paid": 0, "results equal": True})
     assert set(json.loads(report.read_text())["checks"]) == {"faults/x", "params/y"}
 
-    page = render(report)
+    page = reliability_page(report)
     assert page.startswith("# Reliability")
     assert "**1 of 2 checks passed**" in page
     assert page.index("## Bad input") < page.index("## Faults during a run")
@@ -33,10 +33,10 @@ def test_recorded_checks_render_with_their_figures(tmp_path: Path, monkeypatch: 
 
 
 def test_a_missing_report_says_how_to_produce_it(tmp_path: Path) -> None:
-    page = render(tmp_path / "absent.json")
+    page = reliability_page(tmp_path / "absent.json")
     assert "No measurements yet" in page and "pytest tests/test_reliability_" in page
     (tmp_path / "broken.json").write_text('{"checks": ')
-    assert "No measurements yet (broken.json: JSONDecodeError)" in render(tmp_path / "broken.json")
+    assert "No measurements yet (broken.json: JSONDecodeError)" in reliability_page(tmp_path / "broken.json")
 
 
 def test_the_secret_scan_finds_a_planted_key(tmp_path: Path) -> None:

@@ -140,22 +140,3 @@ def run_or_load(experiment, settings: Settings, results_path: str | Path | None 
         _, path = experiment.run(settings, **run_kwargs)
         print(f"Results written to {path}")
     return experiment.load(path), path
-
-
-def model_label(model: str) -> str:
-    """A model name short enough for a legend: `local:/long/path/x.gguf` shows as `local:x.gguf`."""
-    prefix, _, path = model.partition(":")
-    return f"local:{Path(path).name}" if prefix == "local" and path else model
-
-
-def by_model(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """{model: summary} of one loaded run, the shape every figure in `cfa_lib.plots` takes."""
-    return {model_label(str(data["metadata"]["model"])): data["recomputed_summary"]}
-
-
-def excerpt(text: str | None, length: int, from_end: bool = False) -> str:
-    """Text for a table cell: whitespace collapsed (tables show newlines as literal "\\n"), cut to length."""
-    flat = " ".join((text or "").split())
-    if len(flat) <= length:
-        return flat
-    return "…" + flat[-length:] if from_end else flat[:length] + "…"

@@ -8,17 +8,14 @@ extraction), and the metrics compare the two on the same questions.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from cfa_lib import params, prompts, stats
-from cfa_lib.data import Question, load_dataset
-from cfa_lib.experiments.common import Settings, count, excerpt, grade_letter, load_run, metadata, ready_client, usage
+from cfa_lib.data import Question
+from cfa_lib.experiments.common import Settings, count, grade_letter, load_run, metadata, ready_client, usage
 from cfa_lib.models import Completion, Request, complete_keyed, get_client, parse_model_name
 from cfa_lib.perturbation import (
     PerturbationRecord,
@@ -218,73 +215,3 @@ def summarize(rows: Sequence[Row], levels: Sequence[int] | None = None) -> dict[
 def load(path: str | Path) -> dict[str, Any]:
     """A results file of this experiment (ours or the original study's), with its summary recomputed."""
     return load_run(path, EXPERIMENT, Row, lambda rows, meta: summarize(rows, meta.get("perturbation_levels")))
-
-
-# Tables for the notebook and the book ---------------------------------------------------------------
-
-def coverage_table(data: dict[str, Any]) -> pd.DataFrame:
-    """Valid / not perturbable / not verifiable / rejected per level: what share the test covers."""
-    coverage = data["summary"].get("coverage")
-    if coverage is None:  # the original study recorded only valid or not
-        coverage = {}
-        for row in data["results"]:
-            for p in row["perturbations"]:
-                status = "valid" if p["valid"] else p.get("reason", "invalid")
-                coverage.setdefault(str(p["level"]), {}).setdefault(status, 0)
-                coverage[str(p["level"])][status] += 1
-    table = pd.DataFrame(coverage).T.fillna(0).astype(int)
-    table.index = [f"level {k}" for k in table.index]
-    table["share valid"] = (table.get("valid", 0) / table.sum(axis=1)).map("{:.0%}".format)
-    return table
-
-
-def status_reasons(data: dict[str, Any], top: int = 10) -> pd.DataFrame:
-    """Why items were not valid, most frequent first: the coverage table's counts explained."""
-    reasons = Counter(
-        (p["level"], p.get("status", "invalid"), " ".join(str(p.get("reason") or "").split())[:160])
-        for row in data["results"] for p in row["perturbations"] if not p["valid"]
-    )
-    rows = [{"level": level, "status": status, "reason": reason, "questions": n}
-            for (level, status, reason), n in reasons.most_common(top)]
-    return pd.DataFrame(rows, columns=["level", "status", "reason", "questions"])
-
-
-def accuracy_table(data: dict[str, Any]) -> pd.DataFrame:
-    s = data["recomputed_summary"]
-    rows = {}
-    for level, m in s["perturbation_levels"].items():
-        if not m["n_paired"]:
-            rows[f"level {level}"] = {"paired questions": 0}
-            continue
-        rows[f"level {level}"] = {
-            "paired questions": m["n_paired"],
-            "original (same questions)": f"{m['accuracy_original_on_valid']:.1%}",
-            "perturbed": f"{m['accuracy']:.1%} [{m['accuracy_ci'][0]:.1%}, {m['accuracy_ci'][1]:.1%}]",
-            "memorization gap (pp)": f"{100 * m['memorization_gap']:+.1f}",
-            "consistency": "–" if m["consistency_score"] is None else f"{m['consistency_score']:.2f}",
-            "McNemar p (exact)": f"{m['mcnemar_test']['p_exact']:.3g}",
-        }
-    return pd.DataFrame(rows).T
-
-
-def suspects(data: dict[str, Any], length: int = 500) -> pd.DataFrame:
-    """Right on the original, wrong on a perturbation: the two questions side by side."""
-    dataset = data["metadata"].get("dataset", "easy")
-    questions = {q.id: q for q in load_dataset(dataset)} if data["results"] else {}
-    rows = []
-    for row in data["results"]:
-        if not row["original"]["correct"]:
-            continue
-        for p in row["perturbations"]:
-            if p["valid"] and p.get("correct") is False:
-                original = questions.get(row["question_id"])
-                rows.append({
-                    "question": row["question_id"],
-                    "level": p["level"],
-                    "original": excerpt(original.mcq_text(), length) if original else "",
-                    "perturbed": excerpt(" ".join([p.get("question") or "", *(
-                        f"{k}: {v}" for k, v in (p.get("choices") or {}).items())]), length),
-                    "answers (original → perturbed)": f"{row['original']['answer']} → {p.get('model_answer')} "
-                                                      f"(key {row['correct_answer']} → {p.get('correct_letter')})",
-                })
-    return pd.DataFrame(rows, columns=["question", "level", "original", "perturbed", "answers (original → perturbed)"])

@@ -13,16 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 from pydantic import BaseModel
 
 from cfa_lib import prompts, stats
 from cfa_lib.answers import extract_number, grade_number, numeric_key, parse_reply
-from cfa_lib.data import Question, load_dataset
+from cfa_lib.data import Question
 from cfa_lib.experiments.common import (
     Settings,
     count,
-    excerpt,
     grade_letter,
     load_run,
     metadata,
@@ -227,63 +225,3 @@ def run(settings: Settings) -> tuple[dict[str, Any], Path]:
 def load(path: str | Path) -> dict[str, Any]:
     """A results file of this experiment (ours or the original study's), with its summary recomputed."""
     return load_run(path, EXPERIMENT, Row, lambda rows, _: summarize(rows))
-
-
-# Tables for the notebook and the book ---------------------------------------------------------------
-
-def summary_table(data: dict[str, Any]) -> pd.DataFrame:
-    s = data["recomputed_summary"]
-    mc = s["mcnemar_test"]
-    rows = {
-        "questions paired": s["n_paired"],
-        "excluded (model or judge failed)": s["n_excluded"],
-        "accuracy with options": f"{s['accuracy_with_options']:.1%}" if s["n_paired"] else "–",
-        "accuracy without options": f"{s['accuracy_without_options']:.1%}" if s["n_paired"] else "–",
-        "option bias (pp)": f"{100 * s['option_bias']:+.1f}" if s["n_paired"] else "–",
-        "biased questions": f"{s['n_biased_questions']} ({s['bias_rate']:.1%})" if s["n_paired"] else "–",
-        "McNemar b, c": f"{mc['b']}, {mc['c']}",
-        "McNemar chi2 (p)": f"{mc['chi2']:.3f} ({mc['p_value']:.3g})",
-        "exact p": f"{mc['p_exact']:.3g}",
-    }
-    return pd.DataFrame({"value": rows})
-
-
-def describe_mcnemar(data: dict[str, Any]) -> str:
-    mc = data["recomputed_summary"]["mcnemar_test"]
-    verdict = "significant" if mc["significant"] else "not significant"
-    return (
-        f"{mc['b']} questions were right only with the options and {mc['c']} only without them. "
-        f"McNemar's test: chi2 = {mc['chi2']:.3f}, p = {mc['p_value']:.3g} (exact p = {mc['p_exact']:.3g}); "
-        f"the difference is {verdict} at the 5% level."
-    )
-
-
-def contingency_table(data: dict[str, Any]) -> pd.DataFrame:
-    c = data["recomputed_summary"]["contingency"]
-    return pd.DataFrame(
-        [[c["both_correct"], c["with_only"]], [c["without_only"], c["both_wrong"]]],
-        index=pd.Index(["right with options", "wrong with options"], name=""),
-        columns=["right without options", "wrong without options"],
-    )
-
-
-def biased_questions(data: dict[str, Any], length: int = 400) -> pd.DataFrame:
-    """The option-biased questions with the question, the key and both answers side by side."""
-    questions = {q.id: q for q in load_dataset(data["metadata"].get("dataset", "easy"))}
-    rows = []
-    for r in data["results"]:
-        if not r.get("option_biased"):
-            continue
-        question = questions.get(r["question_id"])
-        rows.append({
-            "question": r["question_id"],
-            "text": excerpt(question.open_text(), length) if question else "",
-            "correct": f"{r['correct_answer']}: {question.correct_text if question else r.get('correct_text', '')}",
-            "with options": r["answer_with"],
-            "without options (extracted)": excerpt(r["answer_without"], 80),
-            "verdict": r["judge_verdict"],
-            "response without options (end)": excerpt(r.get("response_without"), length, from_end=True),
-        })
-    columns = ["question", "text", "correct", "with options", "without options (extracted)", "verdict",
-               "response without options (end)"]
-    return pd.DataFrame(rows, columns=columns)

@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import pandas as pd
 from pydantic import BaseModel
 
 from cfa_lib import params, prompts, stats
 from cfa_lib.answers import Number, aligned_values, extract_number, gold_number_from_option, grade_number, parse_reply
-from cfa_lib.data import Question, load_dataset
-from cfa_lib.experiments.common import Settings, count, excerpt, load_run, metadata, ready_client, usage
+from cfa_lib.data import Question
+from cfa_lib.experiments.common import Settings, count, load_run, metadata, ready_client, usage
 from cfa_lib.gold import GoldAnswer, gold_answers
 from cfa_lib.models import Completion, Request, complete_keyed, get_client
 from cfa_lib.results import ResultRow, new_run_id, write_results
@@ -253,45 +252,3 @@ def summarize(rows: Sequence[Row]) -> dict[str, Any]:
 def load(path: str | Path) -> dict[str, Any]:
     """A results file of this experiment (ours or the original study's), with its summary recomputed."""
     return load_run(path, EXPERIMENT, Row, lambda rows, _: summarize(rows))
-
-
-# Tables for the notebook and the book ---------------------------------------------------------------
-
-def level_table(data: dict[str, Any]) -> pd.DataFrame:
-    s = data["recomputed_summary"]
-    table = pd.DataFrame({"questions": s["level_distribution"], "share": s["level_rates"]})
-    table.index = ["A exact", "B directional", "C incorrect"]
-    return table
-
-
-def accuracy_table(data: dict[str, Any]) -> pd.DataFrame:
-    s = data["recomputed_summary"]
-    rows = {}
-    for name in ("strict", "lenient"):
-        value, ci = s[f"{name}_accuracy"], s[f"{name}_accuracy_ci"]
-        rows[f"{name} accuracy"] = "–" if value is None else f"{value:.1%} [{ci[0]:.1%}, {ci[1]:.1%}]"
-    agreement = s.get("judge_agreement") or data["summary"].get("judge_agreement")
-    if agreement and agreement.get("n"):
-        kappa = agreement["cohen_kappa"]
-        rows["judge vs numeric grader"] = (f"{agreement['percent_agreement']:.0%} agreement, kappa "
-                                           f"{'–' if kappa is None else f'{kappa:.2f}'} (n={agreement['n']})")
-    return pd.DataFrame({"value": rows})
-
-
-def worked_examples(data: dict[str, Any], per_level: int = 2, length: int = 300) -> pd.DataFrame:
-    """A few rows per level, side by side, as in the study's card."""
-    questions = {q.id: q for q in load_dataset(data["metadata"].get("dataset", "easy"))}
-    rows = []
-    for level in LEVEL_NAMES.values():
-        for r in [r for r in data["results"] if r.get("level") == level][:per_level]:
-            q = questions.get(r["question_id"])
-            gold = r["gold_answer"]
-            rows.append({
-                "level": level,
-                "question": excerpt(q.open_text(), length) if q else r["question_id"],
-                "gold": gold.get("text") if gold.get("numerical") is None else f"{gold['numerical']:g} "
-                                                                              f"{gold.get('unit') or ''}",
-                "response (end)": excerpt(r.get("model_response"), length, from_end=True),
-                "reasoning": r["evaluation"].get("reasoning"),
-            })
-    return pd.DataFrame(rows)

@@ -9,7 +9,8 @@ import shutil
 import pandas as pd
 import pytest
 
-from cfa_lib import paper
+from cfa_lib.report import runs as report_runs
+from cfa_lib.report import tables
 from cfa_lib.results import REFERENCE_DIR, ResultsFileError
 
 
@@ -19,7 +20,7 @@ def file_summary(name: str) -> dict:
 
 @pytest.fixture(scope="module")
 def reference_option_bias(tmp_path_factory):
-    return paper.collect_runs("option_bias", tmp_path_factory.mktemp("no_results"), include_reference=True)
+    return report_runs.collect_runs("option_bias", tmp_path_factory.mktemp("no_results"), include_reference=True)
 
 
 def test_reference_runs_are_labelled_as_imported(reference_option_bias):
@@ -29,7 +30,7 @@ def test_reference_runs_are_labelled_as_imported(reference_option_bias):
 
 
 def test_p1_option_bias_table_reproduces_the_reference_runs_own_summaries(reference_option_bias):
-    table = paper.option_bias_table(paper.summaries(reference_option_bias), numeric=True)
+    table = tables.option_bias_table(report_runs.summaries(reference_option_bias), numeric=True)
     for label, name in (("gpt-4o-mini (reference)", "A5_option_bias_gpt-4o-mini.json"),
                         ("gpt-5-mini (reference)", "A5_option_bias_gpt-5-mini.json")):
         own, column = file_summary(name), table[label]
@@ -44,7 +45,7 @@ def test_p1_option_bias_table_reproduces_the_reference_runs_own_summaries(refere
 
 
 def test_p1_option_bias_table_prints_the_papers_numbers(reference_option_bias):
-    table = paper.option_bias_table(paper.summaries(reference_option_bias))
+    table = tables.option_bias_table(report_runs.summaries(reference_option_bias))
     mini = table["gpt-4o-mini (reference)"]
     assert (mini["accuracy with options"], mini["accuracy without options"]) == ("82.6%", "80.6%")
     assert mini["option bias (pp)"] == "+1.9"
@@ -57,22 +58,22 @@ def test_p1_option_bias_table_prints_the_papers_numbers(reference_option_bias):
 
 
 def test_p1_three_tier_table_reproduces_the_reference_levels(tmp_path):
-    runs = paper.collect_runs("three_tier", tmp_path, include_reference=True)
-    table = paper.three_tier_table(paper.summaries(runs))
+    runs = report_runs.collect_runs("three_tier", tmp_path, include_reference=True)
+    table = tables.three_tier_table(report_runs.summaries(runs))
     mini = table["gpt-4o-mini (reference)"]
     assert (mini["Level A exact"], mini["Level B directional"], mini["Level C incorrect"]) == (
         "253 (24.5%)", "222 (21.5%)", "557 (54.0%)")
     assert (mini["strict accuracy (A)"], mini["lenient accuracy (A + B)"]) == ("24.5%", "46.0%")
     assert table["gpt-5-mini (reference)"]["lenient accuracy (A + B)"] == "64.1%"
-    numeric = paper.three_tier_table(paper.summaries(runs), numeric=True)
+    numeric = tables.three_tier_table(report_runs.summaries(runs), numeric=True)
     own = file_summary("A1_open_ended_gpt-5-mini.json")
     assert numeric["gpt-5-mini (reference)"]["strict accuracy (A)"] == pytest.approx(own["strict_accuracy"],
                                                                                       abs=5e-5)
 
 
 def test_error_category_table_gives_counts_and_shares_of_level_c(tmp_path):
-    runs = paper.collect_runs("three_tier", tmp_path, include_reference=True)
-    table = paper.error_category_table(paper.summaries(runs))
+    runs = report_runs.collect_runs("three_tier", tmp_path, include_reference=True)
+    table = tables.error_category_table(report_runs.summaries(runs))
     assert table.loc["Conceptual error", "gpt-4o-mini (reference)"] == "383 (68.8%)"
     assert table.loc["Formula error", "gpt-5-mini (reference)"] == "0"
     assert table.index[-1] == "Unknown"
@@ -83,7 +84,7 @@ def test_counterfactual_table_has_one_block_per_level_from_plain_summaries():
                "memorization_suspect": 0.25,
                "perturbation_levels": {"1": {"n_valid": 6, "accuracy": 1 / 6, "accuracy_original_on_valid": 0.5,
                                              "memorization_gap": 1 / 3}}}
-    table = paper.counterfactual_table({"local": summary})
+    table = tables.counterfactual_table({"local": summary})
     assert table.loc["level 1 (one number changed): memorization gap (pp)", "local"] == "+33.3"
     assert table.loc["level 1 (one number changed): perturbed accuracy", "local"] == "16.7%"
     assert table.loc["robust accuracy", "local"] == "25.0%"
@@ -103,7 +104,7 @@ def test_our_latest_runs_come_first_and_are_labelled_by_dataset_when_datasets_di
     our_run(tmp_path, "local", "easy", "20260101T000000Z", rows=20)
     our_run(tmp_path, "local", "easy", "20260102T000000Z", rows=40)  # the newer run of the same pair wins
     our_run(tmp_path, "local", "challenge", "20260101T000000Z", rows=10)
-    runs = paper.collect_runs("option_bias", tmp_path, include_reference=True)
+    runs = report_runs.collect_runs("option_bias", tmp_path, include_reference=True)
     labels = [r.label for r in runs]
     assert labels == ["local · challenge", "local · easy", "gpt-4o-mini · easy (reference)",
                       "gpt-5-mini · easy (reference)"]
@@ -111,7 +112,7 @@ def test_our_latest_runs_come_first_and_are_labelled_by_dataset_when_datasets_di
 
 
 def test_tables_are_written_as_csv_with_raw_values(tmp_path, reference_option_bias):
-    shown = paper.table("table_p1_option_bias", {"option_bias": reference_option_bias}, tmp_path / "tables")
+    shown = tables.table("table_p1_option_bias", {"option_bias": reference_option_bias}, tmp_path / "tables")
     assert shown.loc["accuracy with options", "gpt-4o-mini (reference)"] == "82.6%"
     csv = pd.read_csv(tmp_path / "tables" / "table_p1_option_bias.csv", index_col=0)
     assert float(csv.loc["McNemar b (right only with options)", "gpt-4o-mini (reference)"]) == 147
@@ -125,27 +126,41 @@ def test_model_text_is_escaped_when_an_example_table_is_rendered(tmp_path):
     biased = next(r for r in data["results"] if r["option_biased"])
     biased["answer_without"] = "<script>alert('x')</script> 8.15%"
     path.write_text(json.dumps(data), encoding="utf-8")
-    runs = paper.collect_runs("option_bias", tmp_path, include_reference=False)
-    html = paper.biased_examples(runs)._repr_html_()
+    runs = report_runs.collect_runs("option_bias", tmp_path, include_reference=False)
+    html = tables.biased_examples(runs)._repr_html_()
     assert "&lt;script&gt;alert(" in html
     assert "<script>" not in html
 
 
 def test_no_runs_at_all_fails_early_naming_the_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match=str(tmp_path)):
-        paper.collect_all(tmp_path, include_reference=False)
+        report_runs.collect_all(tmp_path, include_reference=False)
 
 
 def test_a_file_of_another_experiment_is_refused_with_its_path(tmp_path):
     wrong = tmp_path / "wrong.json"
     shutil.copy(REFERENCE_DIR / "A1_open_ended_gpt-4o-mini.json", wrong)
     with pytest.raises(ResultsFileError, match="wrong.json"):
-        paper.load_run("option_bias", wrong)
+        report_runs.load_run("option_bias", wrong)
 
 
 def test_model_labels_are_short_enough_for_a_legend():
-    from cfa_lib.experiments.common import model_label
-
-    assert model_label("local:/opt/models/qwen2.5-0.5b-instruct-q4.gguf") == "local:qwen2.5-0.5b-instruct-q4.gguf"
-    assert [model_label(m) for m in ("local", "qwen3:32b", "ollama/llama3.1:8b", "gpt-4o-mini")] == [
+    label = report_runs.model_label("local:/opt/models/qwen2.5-0.5b-instruct-q4.gguf")
+    assert label == "local:qwen2.5-0.5b-instruct-q4.gguf"
+    assert [report_runs.model_label(m) for m in ("local", "qwen3:32b", "ollama/llama3.1:8b", "gpt-4o-mini")] == [
         "local", "qwen3:32b", "ollama/llama3.1:8b", "gpt-4o-mini"]
+
+
+def test_notebook_tables_of_one_loaded_run(reference_option_bias, tmp_path):
+    data = reference_option_bias[0].data
+    summary = tables.option_bias_summary(data)["value"]
+    assert (summary["accuracy with options"], summary["option bias (pp)"]) == ("82.6%", "+1.9")
+    assert summary["McNemar b, c"] == "147, 127" and summary["McNemar chi2 (p)"] == "1.318 (0.251)"
+    assert "McNemar's test: chi2 = 1.318, p = 0.251" in tables.describe_mcnemar(data)
+    assert int(tables.option_bias_contingency(data).to_numpy().sum()) == 1032
+    three_tier = report_runs.collect_runs("three_tier", tmp_path, include_reference=True)[0].data
+    assert list(tables.three_tier_levels(three_tier)["questions"]) == [253, 222, 557]
+    assert tables.three_tier_accuracy(three_tier)["value"]["strict accuracy"].startswith("24.5% [")
+    counterfactual = report_runs.collect_runs("counterfactual", tmp_path, include_reference=True)[0].data
+    coverage = tables.counterfactual_coverage(counterfactual)
+    assert list(coverage.index) == ["level 1"] and coverage["share valid"].iloc[0].endswith("%")

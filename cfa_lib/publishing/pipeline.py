@@ -1,6 +1,6 @@
 """Run the study's notebooks with papermill: 01–03 for each model, then 04 for the paper's figures.
 
-    python -m cfa_lib.pipeline --models "local gpt-4o-mini" --dataset easy --limit 8
+    python -m cfa_lib.publishing.pipeline --models "local gpt-4o-mini" --dataset easy --limit 8
 
 The first model's executed notebooks are the book's results chapter (book/executed/); the other models'
 go to build/runs/<model>/, and notebook 04 draws every model's results files into the book.
@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from cfa_lib.data import DATASET_NAMES
+from cfa_lib.experiments import EXPERIMENTS, FIGURES_NOTEBOOK
 from cfa_lib.results import PROJECT_ROOT, results_root, safe_name
 
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
-EXPERIMENT_NOTEBOOKS = ("01_option_bias.ipynb", "02_three_tier.ipynb", "03_counterfactual.ipynb")
-FIGURES_NOTEBOOK = "04_paper_figures.ipynb"
 KERNEL_NAME = "python3"
 
 
@@ -68,8 +67,8 @@ def plan(models: Sequence[str], dataset: str, limit: int | None, sample_seed: in
                                       "sample_seed": sample_seed}
             if max_concurrency is not None:
                 params["max_concurrency"] = max_concurrency
-            jobs += [Job(NOTEBOOKS_DIR / name, out_dir / name, params, model)
-                     for name in EXPERIMENT_NOTEBOOKS]
+            jobs += [Job(NOTEBOOKS_DIR / e.notebook, out_dir / e.notebook, params, model)
+                     for e in EXPERIMENTS.values()]
     jobs.append(Job(
         NOTEBOOKS_DIR / FIGURES_NOTEBOOK,
         book_root / "book" / "executed" / FIGURES_NOTEBOOK,
@@ -127,7 +126,7 @@ def _short(path: Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cfa_lib.pipeline", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m cfa_lib.publishing.pipeline", description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="local",
                         help='space-separated model names, e.g. "local gpt-4o-mini"')
     parser.add_argument("--dataset", default="easy", choices=DATASET_NAMES)

@@ -1,14 +1,14 @@
-"""The paper's figures in one publication style.
+"""Every figure, in one publication style, and saving them for the paper (PDF) and the book (PNG).
 
-Every function takes plain summary dicts (label → the experiment's summary), so a figure can be drawn
-from our results files, from the original study's files, or from numbers typed into a test alike.
+Every drawing function takes plain summary dicts (label → the experiment's summary), so a figure can be
+drawn from our results files, from the original study's files, or from numbers typed into a test alike.
 Accuracies are fractions in the summaries and percent on the axes.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,18 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from cfa_lib.report.format import format_p, percent_value
+from cfa_lib.report.runs import Run, experiment_showing, resolve
+from cfa_lib.report.runs import summaries as label_summaries
+from cfa_lib.report.shaping import (
+    LEVEL_LABELS,
+    PERTURBATION_NAMES,
+    category_order,
+    error_category_shares,
+    pretty_category,
+    share_models,
+)
+
 Summary = Mapping[str, Any]
 
 FULL_WIDTH = 6.5  # inches: the text width of a one-column journal page
@@ -25,8 +37,6 @@ COLORS = sns.color_palette("colorblind")
 CONDITION_COLORS = {"with options": COLORS[0], "without options": COLORS[1]}
 COUNTERFACTUAL_COLORS = {"original question": COLORS[0], "perturbed question": COLORS[3]}
 LEVEL_COLORS = {"exact": COLORS[2], "directional": COLORS[8], "incorrect": "#b8b8b8"}
-LEVEL_LABELS = {"exact": "A exact", "directional": "B directional", "incorrect": "C incorrect"}
-PERTURBATION_NAMES = {"1": "one number changed", "2": "two numbers changed", "3": "unknown changed"}
 
 STYLE_RC = {
     "font.size": 9,
@@ -85,17 +95,6 @@ def _n(summary: Summary, *keys: str) -> int | None:
         if summary.get(key) is not None:
             return int(summary[key])
     return None
-
-
-def _pct(value: float | None) -> float:
-    return math.nan if value is None else 100 * float(value)
-
-
-def format_p(p: float | None) -> str:
-    """A p-value as a paper prints it: three significant digits, or an upper bound below 0.001."""
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return "p = n/a"
-    return "p < 0.001" if p < 0.001 else f"p = {p:.3g}"
 
 
 def _group_label(label: str, n: int | None) -> str:
@@ -171,7 +170,7 @@ def option_bias_figure(summaries: Mapping[str, Summary]) -> Figure:
         groups.append(group)
         for condition, key in (("with options", "accuracy_with_options"),
                                ("without options", "accuracy_without_options")):
-            rows.append({"model": group, "condition": condition, "accuracy": _pct(s.get(key))})
+            rows.append({"model": group, "condition": condition, "accuracy": percent_value(s.get(key))})
             intervals[condition].append(s.get(f"{key}_ci"))
     data = pd.DataFrame(rows)
     with publication_style():
@@ -185,9 +184,9 @@ def option_bias_figure(summaries: Mapping[str, Summary]) -> Figure:
         for i, s in enumerate(summaries.values()):
             mc = s.get("mcnemar_test") or {}
             bias, ci = s.get("option_bias"), s.get("option_bias_ci")
-            text = f"bias {_pct(bias):+.1f} pp" if bias is not None else "bias n/a"
+            text = f"bias {percent_value(bias):+.1f} pp" if bias is not None else "bias n/a"
             if ci is not None:
-                text += f"\n95% CI [{_pct(ci[0]):.1f}, {_pct(ci[1]):.1f}]"
+                text += f"\n95% CI [{percent_value(ci[0]):.1f}, {percent_value(ci[1]):.1f}]"
             ax.text(i, 107, f"{text}\nMcNemar {format_p(mc.get('p_value'))}", ha="center", va="bottom",
                     fontsize=7.5)
         _accuracy_axes(ax, top=128)
@@ -206,7 +205,7 @@ def three_tier_figure(summaries: Mapping[str, Summary]) -> Figure:
         y = list(range(len(labels)))
         left = [0.0] * len(labels)
         for level, color in LEVEL_COLORS.items():
-            widths = [_pct((s.get("level_rates") or {}).get(level)) for s in summaries.values()]
+            widths = [percent_value((s.get("level_rates") or {}).get(level)) for s in summaries.values()]
             bars = ax.barh(y, widths, left=left, color=color, height=0.62, label=LEVEL_LABELS[level],
                            edgecolor="white", linewidth=0.6)
             for bar, width in zip(bars, widths, strict=True):
@@ -221,11 +220,11 @@ def three_tier_figure(summaries: Mapping[str, Summary]) -> Figure:
             for key in keys:
                 ci = s.get(f"{key}_ci")
                 if ci is not None and s.get(key) is not None:
-                    value = _pct(s[key])  # in the lower half of the bar, below the percentages
-                    ax.errorbar(value, i + 0.16, xerr=[[value - _pct(ci[0])], [_pct(ci[1]) - value]],
+                    value = percent_value(s[key])  # in the lower half of the bar, below the percentages
+                    ax.errorbar(value, i + 0.16, xerr=[[value - percent_value(ci[0])], [percent_value(ci[1]) - value]],
                                 fmt="none", ecolor="#222222", elinewidth=0.9, capsize=2.5, zorder=3)
-            ax.text(101.5, i, f"strict {_pct(s.get('strict_accuracy')):.1f}%\nlenient "
-                    f"{_pct(s.get('lenient_accuracy')):.1f}%", va="center", ha="left", fontsize=7.5)
+            ax.text(101.5, i, f"strict {percent_value(s.get('strict_accuracy')):.1f}%\nlenient "
+                    f"{percent_value(s.get('lenient_accuracy')):.1f}%", va="center", ha="left", fontsize=7.5)
         ticks = [_group_label(label, _n(s, "n_graded", "n_questions")) for label, s in summaries.items()]
         ax.set_yticks(y, ticks)
         ax.invert_yaxis()
@@ -267,7 +266,7 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
                 s.get("accuracy_original_ci")
             for condition, value, ci in (("original question", original, original_ci),
                                          ("perturbed question", lv.get("accuracy"), lv.get("accuracy_ci"))):
-                rows.append({"group": group, "condition": names[condition], "accuracy": _pct(value)})
+                rows.append({"group": group, "condition": names[condition], "accuracy": percent_value(value)})
                 intervals[condition].append(ci)
             gaps.append(lv.get("memorization_gap"))
     if not rows:
@@ -284,7 +283,7 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
             _error_bars(ax, container, intervals[condition])
             _value_labels(ax, container, intervals[condition])
         for i, gap in enumerate(gaps):
-            text = "gap n/a" if gap is None else f"gap {_pct(gap):+.1f} pp"
+            text = "gap n/a" if gap is None else f"gap {percent_value(gap):+.1f} pp"
             ax.text(i, 107, text, ha="center", va="bottom", fontsize=7.5)
         _accuracy_axes(ax, top=116)
         if not_shown:  # say who is missing rather than let a reader think a run was forgotten
@@ -295,29 +294,6 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
 
 # Figure 4: error categories ----------------------------------------------------------------------------
 
-def pretty_category(name: str) -> str:
-    return name.replace("_", " ").capitalize()
-
-
-def error_category_shares(summaries: Mapping[str, Summary]) -> pd.DataFrame:
-    """Long table: model, category, count and share (%) of that model's categorised Level C answers."""
-    rows = []
-    for label, s in summaries.items():
-        counts = {k: int(v) for k, v in (s.get("error_categories") or {}).items()}
-        total = sum(counts.values())
-        for category, n in counts.items():
-            rows.append({"model": label, "category": category, "count": n,
-                         "share": 100 * n / total if total else math.nan, "n_level_c": total})
-    return pd.DataFrame(rows, columns=["model", "category", "count", "share", "n_level_c"])
-
-
-def category_order(shares: pd.DataFrame) -> list[str]:
-    """Most frequent first; the uninformative buckets ('unknown', 'unclassified') last."""
-    mean = shares.groupby("category")["share"].mean().sort_values(ascending=False)
-    tail = [c for c in mean.index if c in {"unknown", "unclassified", "other"}]
-    return [c for c in mean.index if c not in tail] + tail
-
-
 def error_categories_figure(summaries: Mapping[str, Summary]) -> Figure:
     """What went wrong in the Level C answers: the share of each error category per model."""
     _require(summaries, "three-tier")
@@ -325,7 +301,7 @@ def error_categories_figure(summaries: Mapping[str, Summary]) -> Figure:
     if shares.empty:
         return empty_figure("No Level C answers, so no error categories to show.")
     order = category_order(shares)
-    models = list(dict.fromkeys(shares["model"]))
+    models = share_models(shares)
     full = (pd.MultiIndex.from_product([models, order], names=["model", "category"]).to_frame(index=False)
             .merge(shares, how="left", on=["model", "category"]).fillna({"share": 0.0, "count": 0}))
     totals = shares.groupby("model")["n_level_c"].first()
@@ -350,9 +326,25 @@ def error_categories_figure(summaries: Mapping[str, Summary]) -> Figure:
     return _finished(fig)
 
 
-FIGURES = {
-    "fig1_option_bias": ("option_bias", option_bias_figure),
-    "fig2_three_tier": ("three_tier", three_tier_figure),
-    "fig3_counterfactual": ("counterfactual", counterfactual_figure),
-    "fig4_error_categories": ("three_tier", error_categories_figure),
+# Each paper figure by name; which experiment's runs it draws comes from the registry.
+FIGURES: dict[str, Callable[[Mapping[str, Summary]], Figure]] = {
+    "fig1_option_bias": option_bias_figure,
+    "fig2_three_tier": three_tier_figure,
+    "fig3_counterfactual": counterfactual_figure,
+    "fig4_error_categories": error_categories_figure,
 }
+
+
+def figure(name: str, runs: Mapping[str, Sequence[Run]], figures_dir: str | Path | None = None
+           ) -> Figure | None:
+    """Draw one of the paper's figures, save it as PDF and PNG, and return it (None when there is no run)."""
+    experiment = experiment_showing(name)
+    group = runs.get(experiment, [])
+    if not group:
+        print(f"{name}: no {experiment} runs found, so no figure (run its notebook or include the "
+              "reference runs).")
+        return None
+    fig = FIGURES[name](label_summaries(group))  # already closed in pyplot: shown once, as the cell's value
+    if figures_dir is not None:
+        save_figure(fig, name, resolve(figures_dir))
+    return fig

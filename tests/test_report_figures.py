@@ -12,7 +12,8 @@ import pytest  # noqa: E402
 from matplotlib.container import BarContainer  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from cfa_lib import plots  # noqa: E402
+from cfa_lib.report import figures  # noqa: E402
+from cfa_lib.report.format import format_p  # noqa: E402
 
 # The two reference runs' recomputed summaries (rounded), typed in so the figures are tested alone.
 OPTION_BIAS = {
@@ -77,7 +78,7 @@ def close_figures():
 
 
 def test_option_bias_figure_has_two_bars_per_model_with_their_accuracies_and_mcnemar_p():
-    fig = plots.option_bias_figure(OPTION_BIAS)
+    fig = figures.option_bias_figure(OPTION_BIAS)
     heights = [round(b.get_height(), 2) for b in bars(fig)]
     assert len(heights) == 4  # seaborn orders by hue: with options for both models, then without
     assert heights == [82.56, 92.83, 80.62, 86.34]
@@ -91,7 +92,7 @@ def test_option_bias_figure_has_two_bars_per_model_with_their_accuracies_and_mcn
 
 
 def test_three_tier_figure_stacks_three_levels_per_model_ending_at_strict_and_lenient():
-    fig = plots.three_tier_figure(THREE_TIER)
+    fig = figures.three_tier_figure(THREE_TIER)
     found = bars(fig)
     assert len(found) == 6
     exact, directional = found[0], found[2]  # level by level: exact (two models), directional, incorrect
@@ -103,7 +104,7 @@ def test_three_tier_figure_stacks_three_levels_per_model_ending_at_strict_and_le
 
 
 def test_counterfactual_figure_pairs_original_and_perturbed_per_level_and_says_when_originals_differ():
-    fig = plots.counterfactual_figure(COUNTERFACTUAL)
+    fig = figures.counterfactual_figure(COUNTERFACTUAL)
     assert len(bars(fig)) == 6  # local: levels 1 and 2, reference: level 1; two bars each
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert ticks[0] == "local\nlevel 1: one number changed\n(n = 6)"
@@ -114,7 +115,7 @@ def test_counterfactual_figure_pairs_original_and_perturbed_per_level_and_says_w
 
 
 def test_error_categories_figure_has_one_bar_per_category_and_model_as_shares_of_level_c():
-    fig = plots.error_categories_figure(THREE_TIER)
+    fig = figures.error_categories_figure(THREE_TIER)
     found = bars(fig)
     assert len(found) == 7 * 2  # the union of categories, for both models
     widths = sorted(b.get_width() for b in found)
@@ -126,11 +127,11 @@ def test_error_categories_figure_has_one_bar_per_category_and_model_as_shares_of
 
 
 @pytest.mark.parametrize("draw, summaries", [
-    (plots.option_bias_figure, OPTION_BIAS), (plots.three_tier_figure, THREE_TIER),
-    (plots.counterfactual_figure, COUNTERFACTUAL), (plots.error_categories_figure, THREE_TIER),
+    (figures.option_bias_figure, OPTION_BIAS), (figures.three_tier_figure, THREE_TIER),
+    (figures.counterfactual_figure, COUNTERFACTUAL), (figures.error_categories_figure, THREE_TIER),
 ])
 def test_every_figure_is_saved_as_non_empty_png_and_pdf(tmp_path, draw, summaries):
-    pdf, png = plots.save_figure(draw(summaries), "figure", tmp_path / "figures")
+    pdf, png = figures.save_figure(draw(summaries), "figure", tmp_path / "figures")
     assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 5000
     with Image.open(png) as image:
         assert image.format == "PNG"
@@ -139,22 +140,22 @@ def test_every_figure_is_saved_as_non_empty_png_and_pdf(tmp_path, draw, summarie
 
 def test_no_runs_is_a_clear_error_but_an_empty_run_says_why_it_is_empty():
     with pytest.raises(ValueError, match="No option-bias runs"):
-        plots.option_bias_figure({})
-    empty = plots.counterfactual_figure({"local": {"accuracy_original": 0.5, "perturbation_levels": {
+        figures.option_bias_figure({})
+    empty = figures.counterfactual_figure({"local": {"accuracy_original": 0.5, "perturbation_levels": {
         "1": {"n_valid": 0, "n_paired": 0, "accuracy": None}}}})
     assert "No valid perturbation" in empty.axes[0].texts[0].get_text()
-    no_c = plots.error_categories_figure({"local": {"error_categories": {}}})
+    no_c = figures.error_categories_figure({"local": {"error_categories": {}}})
     assert "No Level C answers" in no_c.axes[0].texts[0].get_text()
 
 
 def test_p_values_print_as_a_paper_prints_them():
-    assert plots.format_p(0.0446) == "p = 0.0446"
-    assert plots.format_p(3.3e-07) == "p < 0.001"
-    assert plots.format_p(None) == "p = n/a"
+    assert format_p(0.0446) == "p = 0.0446"
+    assert format_p(3.3e-07) == "p < 0.001"
+    assert format_p(None) == "p = n/a"
 
 
 def test_counterfactual_figure_names_the_runs_it_cannot_show():
-    fig = plots.counterfactual_figure({
+    fig = figures.counterfactual_figure({
         **COUNTERFACTUAL,
         "local": {"accuracy_original": 0.5, "perturbation_levels": {"1": {"n_valid": 0, "n_paired": 0}}},
     })

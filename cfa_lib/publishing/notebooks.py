@@ -1,0 +1,308 @@
+"""Write the study's four notebooks from this one readable source (outputs stripped).
+
+    python -m cfa_lib.publishing.notebooks   # → notebooks/*.ipynb
+
+Run it after editing; the notebooks stay plain narrative and calls into cfa_lib, and their `parameters`
+cell is what papermill overrides. A test fails when a committed notebook differs from what this writes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cfa_lib.experiments import EXPERIMENTS, FIGURES_NOTEBOOK
+from cfa_lib.results import PROJECT_ROOT
+
+NOTEBOOKS = PROJECT_ROOT / "notebooks"
+
+
+def cell(kind: str, source: str, tags: list[str] | None = None) -> dict:
+    base = {"cell_type": kind, "metadata": {"tags": tags} if tags else {}, "source": source.strip("\n")}
+    if kind == "code":
+        base.update(execution_count=None, outputs=[])
+    return base
+
+
+def notebook(name: str, cells: list[dict]) -> dict:
+    for number, entry in enumerate(cells):
+        entry["id"] = f"{name[:2]}-{number:02d}"  # stable ids: regenerating leaves no diff
+    return {
+        "cells": cells,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def md(text: str) -> dict:
+    return cell("markdown", text)
+
+
+def code(text: str, tags: list[str] | None = None) -> dict:
+    return cell("code", text, tags)
+
+
+def setup(*imports: str) -> dict:
+    """The import cell: the experiment's module and what its cells display with."""
+    ipython = [line for line in imports if line.startswith("from IPython")]
+    ours = sorted([line for line in imports if line not in ipython] + [
+        "from cfa_lib.experiments.common import Settings, run_or_load",
+        "from cfa_lib.report import figures, tables",
+        "from cfa_lib.report.runs import by_model",
+    ])
+    return code("\n\n".join("\n".join(block) for block in (ipython, ours) if block) + "\n\nfigures.use_style()")
+
+
+OPTION_BIAS = [
+    md("""
+# Option bias: do the answer choices help the model?
+
+Every question is asked twice of the same model: **Format A** with its choices (A/B/C) and **Format B**
+with the choices removed. A question is *option-biased* when the model is right with the choices and
+wrong without them. Option bias = accuracy with options − accuracy without, tested with McNemar's test
+on the paired outcomes. Format B answers are graded against the correct option: by number when the
+option carries one (±tolerance, and never closer to a distractor than to the gold), otherwise by an
+LLM judge. Failed model or judge calls are excluded from the pairs and reported, never counted wrong.
+"""),
+    code("""
+model = "local"          # "local", "gpt-4o-mini", "ollama/llama3.1:8b", "local:/path/model.gguf"
+dataset = "easy"         # "easy" (1032 questions) or "challenge" (90)
+limit = 20               # None: the whole dataset
+sample_seed = None       # None: the first `limit` questions; an integer: a reproducible random sample
+judge_model = None       # None: gpt-4o-mini for OpenAI models, else the model itself
+tolerance = 0.02         # relative tolerance of the numeric grading
+max_concurrency = 8
+results_path = None      # a results.json to analyse instead of running
+""", ["parameters"]),
+    setup("from IPython.display import Markdown, display", "from cfa_lib.experiments import option_bias"),
+    md("## Run\n\nThe cost estimate comes first; completions are cached, so a rerun is free and an "
+       "interrupted run resumes where it stopped."),
+    code("""
+settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, judge_model=judge_model,
+                    tolerance=tolerance, max_concurrency=max_concurrency)
+data, path = run_or_load(option_bias, settings, results_path)
+"""),
+    md("## Summary"),
+    code("tables.option_bias_summary(data)"),
+    md("## The paired outcomes and McNemar's test"),
+    code("display(tables.option_bias_contingency(data))\nMarkdown(tables.describe_mcnemar(data))"),
+    code("figures.option_bias_figure(by_model(data))"),
+    md("## The option-biased questions\n\nRight with the choices, wrong without them: the extracted open "
+       "answer and the end of the response show why."),
+    code("tables.option_biased_questions(data)"),
+]
+
+THREE_TIER = [
+    md("""
+# Three-tier grading of open answers
+
+Multiple choice is both too lenient (the options leak the answer) and too strict (a defensible
+different assumption is marked wrong). The open answers are graded on three levels: **A exact**
+(within tolerance), **B directional** (right approach and magnitude, a different defensible assumption)
+and **C incorrect**, and every C gets an error category. Numbers decide what numbers can; the judge
+decides the band between the tolerance and a factor of 2, and answers in words.
+"""),
+    code("""
+model = "local"
+dataset = "easy"
+limit = 20
+sample_seed = None
+judge_model = None       # None: gpt-4o-mini for OpenAI models, else the model itself
+gold_model = None        # None: the judge model derives the gold answers that options do not carry
+tolerance = 0.02
+max_concurrency = 8
+results_path = None
+""", ["parameters"]),
+    setup("from IPython.display import display", "from cfa_lib.experiments import three_tier"),
+    md("## Run"),
+    code("""
+settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, judge_model=judge_model,
+                    tolerance=tolerance, max_concurrency=max_concurrency)
+data, path = run_or_load(three_tier, settings, results_path, gold_model=gold_model)
+"""),
+    md("## Level distribution"),
+    code("display(tables.three_tier_levels(data))\ntables.three_tier_accuracy(data)"),
+    code("figures.three_tier_figure(by_model(data))"),
+    md("## Why the C answers are wrong"),
+    code("figures.error_categories_figure(by_model(data))"),
+    md("## Worked examples, level by level"),
+    code("tables.three_tier_examples(data)"),
+]
+
+COUNTERFACTUAL = [
+    md("""
+# Counterfactual testing: reasoning or memory?
+
+The numbers of a question are changed (level 1: one, level 2: two) or it asks for a different unknown
+(level 3), and the model is asked again. A generator model proposes the question's parameters and a
+formula; `cfa_lib` evaluates the formula itself, checks that it reproduces the correct option, draws
+the new values, computes the new answer, checks the rewritten text and rebuilds the choices. Nothing a
+model says about the new answer is trusted. The coverage table shows what share of the dataset
+survives these checks.
+"""),
+    code("""
+model = "local"
+generator_model = None         # None: gpt-4o for OpenAI models (as in the study), else the model itself
+dataset = "easy"
+limit = 20
+sample_seed = None
+perturbation_levels = [1]      # any of 1, 2, 3
+max_concurrency = 8
+results_path = None
+""", ["parameters"]),
+    setup("from IPython.display import display", "from cfa_lib.experiments import counterfactual"),
+    md("## Run"),
+    code("""
+settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed,
+                    max_concurrency=max_concurrency)
+data, path = run_or_load(counterfactual, settings, results_path, generator_model=generator_model,
+                         perturbation_levels=perturbation_levels)
+"""),
+    md("## Coverage: which questions could be perturbed and verified"),
+    code("display(tables.counterfactual_coverage(data))\ntables.counterfactual_reasons(data)"),
+    md("## Accuracy on the originals and on their perturbations\n\nBoth on the same questions; the "
+       "memorization gap is their difference, tested with McNemar's test on the pairs."),
+    code("tables.counterfactual_accuracy(data)"),
+    code("figures.counterfactual_figure(by_model(data))"),
+    md("## Memorization suspects\n\nRight on the original, wrong once its numbers changed."),
+    code("tables.counterfactual_suspects(data)"),
+]
+
+PAPER_FIGURES = [
+    md("""
+# Paper figures and tables
+
+This notebook assembles the paper's tables and figures from every results file it finds: the latest run
+per experiment, model and dataset under `results_dir` (written by notebooks 01–03), and, when
+`include_reference` is true, the original study's runs in `datasets/reference_runs/`, which are
+**imported from the original study (taiwanfifi/CFA_essay)** and labelled "(reference)".
+
+Every number is recomputed from the rows of the results files by the experiment modules of `cfa_lib`;
+the figures are drawn by `cfa_lib.report.figures` and the tables by `cfa_lib.report.tables`. Figures are
+saved as PDF (for the paper) and PNG in `figures_dir`; the raw values of each table are saved as CSV in
+`tables_dir`.
+"""),
+    code("""
+results_dir = "results"
+include_reference = True
+figures_dir = "book/figures"
+tables_dir = "book/tables"
+""", ["parameters"]),
+    md("""
+## The runs behind the figures
+
+One row per results file: the label used in the tables and figures, where the file comes from, and how
+many questions it holds.
+"""),
+    code("""
+from cfa_lib.report import figures, tables
+from cfa_lib.report.runs import collect_all
+
+figures.use_style()
+runs = collect_all(results_dir, include_reference)
+tables.runs_overview(runs)
+"""),
+    md("""
+## Option bias (Table P1a, Figure 1)
+
+The same questions were asked with their answer choices (Format A) and without them (Format B).
+*Option bias* is the accuracy with options minus the accuracy without them, on the questions where both
+answers were obtained; its interval is a paired bootstrap. *b* counts the questions answered correctly
+only with the options, *c* those answered correctly only without them; McNemar's test asks whether
+*b* and *c* differ by more than chance (χ² with continuity correction, and the exact binomial p).
+"""),
+    code('tables.table("table_p1_option_bias", runs, tables_dir)'),
+    code('figures.figure("fig1_option_bias", runs, figures_dir)'),
+    md("""
+**Figure 1.** Accuracy with and without the answer choices, per model (n: paired questions). Error
+bars: 95% Wilson intervals. Above each pair: the option bias in percentage points with its 95% paired
+bootstrap interval, and the p-value of McNemar's test.
+"""),
+    md("""
+## Three-tier grading (Table P1b, Figure 2)
+
+The open answers (Format B) are graded on three levels: **A** exact (within tolerance), **B**
+directional (right approach and magnitude under a different defensible assumption) and **C**
+incorrect. Strict accuracy counts A only; lenient accuracy counts A and B.
+"""),
+    code('tables.table("table_p1_three_tier", runs, tables_dir)'),
+    code('figures.figure("fig2_three_tier", runs, figures_dir)'),
+    md("""
+**Figure 2.** Share of open answers at each level, per model (n: graded answers). The right edge of
+the green segment is strict accuracy, the right edge of the yellow segment lenient accuracy; the error
+bars on those edges are their 95% Wilson intervals.
+"""),
+    md("""
+## Counterfactual questions (Figure 3)
+
+The numbers (level 1: one number, level 2: two numbers) or the unknown (level 3) of a question are
+changed and the new correct answer is computed and verified. The memorization gap is the accuracy on
+the original questions minus the accuracy on their perturbed versions, over the questions whose
+perturbation was valid.
+"""),
+    code('tables.table("table_counterfactual", runs, tables_dir)'),
+    code('figures.figure("fig3_counterfactual", runs, figures_dir)'),
+    md("""
+**Figure 3.** Accuracy on the original questions and on their perturbed versions, per model and
+perturbation level (n: valid perturbations), with 95% Wilson intervals where the results file allows
+them. Above each pair: the memorization gap in percentage points. The original study's files only
+record the accuracy over all questions, so for them the first bar is that accuracy (the legend says so).
+"""),
+    md("""
+## Error categories of the incorrect answers (Figure 4)
+
+Every Level C answer is given one error category by the judge. The table gives counts and, in
+parentheses, the share of that model's categorised Level C answers.
+"""),
+    code('tables.table("table_error_categories", runs, tables_dir)'),
+    code('figures.figure("fig4_error_categories", runs, figures_dir)'),
+    md("""
+**Figure 4.** What went wrong in the incorrect (Level C) answers: share of each error category per
+model (n: categorised Level C answers). "Unknown" and "unclassified" are answers the error judge could
+not or did not categorise.
+"""),
+    md("""
+## Option-biased questions, in the models' own words
+
+A few questions per run that were answered correctly with the choices and incorrectly without them,
+with the beginning of the answer given without the choices. The original study stored these answers cut
+short.
+"""),
+    code('tables.biased_examples(runs["option_bias"])'),
+]
+
+# The cells of each notebook, by the file name the registry gives it.
+SOURCES = {
+    EXPERIMENTS["option_bias"].notebook: OPTION_BIAS,
+    EXPERIMENTS["three_tier"].notebook: THREE_TIER,
+    EXPERIMENTS["counterfactual"].notebook: COUNTERFACTUAL,
+    FIGURES_NOTEBOOK: PAPER_FIGURES,
+}
+
+
+def render(file_name: str) -> str:
+    """The text of one notebook file, exactly as it is written (and committed)."""
+    cells = [dict(entry) for entry in SOURCES[file_name]]  # ids are set on copies: the sources stay as written
+    return json.dumps(notebook(file_name, cells), indent=1, ensure_ascii=False) + "\n"
+
+
+def write_all(directory: Path = NOTEBOOKS) -> list[Path]:
+    """Write every notebook of the registry, plus the figures notebook; return their paths."""
+    missing = {e.notebook for e in EXPERIMENTS.values()} - set(SOURCES)
+    if missing:
+        raise KeyError(f"no notebook source for {sorted(missing)}: add its cells to {__name__}.")
+    paths = []
+    for file_name in SOURCES:
+        path = directory / file_name
+        path.write_text(render(file_name), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+if __name__ == "__main__":
+    for written in write_all():
+        print(f"wrote {written}")

@@ -1,0 +1,43 @@
+"""What is published follows the experiment registry and the library: the committed notebooks and
+_toc.yml are exactly what their generators write, and every table, figure and notebook the registry names
+exists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cfa_lib.experiments import EXPERIMENTS, FIGURES_NOTEBOOK
+from cfa_lib.publishing import notebooks, pages, pipeline, toc
+from cfa_lib.report import figures, tables
+from cfa_lib.results import PROJECT_ROOT
+
+
+@pytest.mark.parametrize("file_name", sorted(notebooks.SOURCES))
+def test_committed_notebook_is_what_the_generator_writes(file_name):
+    committed = (PROJECT_ROOT / "notebooks" / file_name).read_text(encoding="utf-8")
+    assert committed == notebooks.render(file_name), (
+        f"notebooks/{file_name} differs from its source: run `python -m cfa_lib.publishing.notebooks`.")
+
+
+def test_the_generator_writes_every_notebook_of_the_registry_and_only_those(tmp_path: Path):
+    written = {p.name for p in notebooks.write_all(tmp_path)}
+    assert written == {e.notebook for e in EXPERIMENTS.values()} | {FIGURES_NOTEBOOK}
+    assert written == {p.name for p in (PROJECT_ROOT / "notebooks").glob("*.ipynb")}
+
+
+def test_committed_toc_is_what_the_generator_writes():
+    assert toc.TOC_PATH.read_text(encoding="utf-8") == toc.toc_yaml(), (
+        "_toc.yml differs from the registry: run `python -m cfa_lib.publishing.toc`.")
+
+
+def test_every_table_and_figure_of_the_registry_is_drawn_and_nothing_else():
+    assert {t for e in EXPERIMENTS.values() for t in e.tables} == set(tables.TABLES)
+    assert {f for e in EXPERIMENTS.values() for f in e.figures} == set(figures.FIGURES)
+
+
+def test_pipeline_and_book_take_their_notebooks_from_the_registry(tmp_path: Path):
+    jobs = pipeline.plan(["local"], "easy", 2, None, None, tmp_path, tmp_path / "results", include_reference=True)
+    assert [job.notebook.name for job in jobs] == [e.notebook for e in EXPERIMENTS.values()] + [FIGURES_NOTEBOOK]
+    assert pages.EXECUTED == tuple(Path(job.notebook.name).stem for job in jobs)
