@@ -22,6 +22,7 @@ from cfa_lib.perturbation import (
     build_perturbations,
     coverage_counts,
     load_templates,
+    reviewed_without_template,
     template_perturbations,
 )
 from cfa_lib.results import ResultRow, new_run_id, write_results
@@ -96,8 +97,10 @@ def perturbations(questions: Sequence[Question], settings: Settings, levels: Seq
     perturb never loads a generator.
     """
     templates = load_templates(settings.dataset)
-    by_template = template_perturbations([q for q in questions if q.id in templates], templates, levels, seed)
-    rest = [q for q in questions if q.id not in templates]
+    reviewed = reviewed_without_template(settings.dataset)
+    by_template = template_perturbations([q for q in questions if q.id in templates or q.id in reviewed],
+                                         templates, levels, seed, reviewed)
+    rest = [q for q in questions if q.id not in templates and q.id not in reviewed]
     if not rest:
         return order_like(questions, by_template)
     generator = client if generator_name == settings.model else ready_client(generator_name)

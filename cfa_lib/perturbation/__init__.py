@@ -22,7 +22,7 @@ The prompts live in `cfa_lib.prompts` (PERTURB_*). The experiment needs only the
 from cfa_lib.perturbation.build import build_perturbations
 from cfa_lib.perturbation.from_template import template_perturbations
 from cfa_lib.perturbation.records import coverage_counts
-from cfa_lib.perturbation.templates import load_templates
+from cfa_lib.perturbation.templates import load_templates, reviewed_without_template, template_coverage
 from cfa_lib.perturbation.types import PerturbationRecord
 
 __all__ = [
@@ -30,5 +30,7 @@ __all__ = [
     "build_perturbations",
     "coverage_counts",
     "load_templates",
+    "reviewed_without_template",
+    "template_coverage",
     "template_perturbations",
 ]

@@ -12,30 +12,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from cfa_lib.data import DATASET_NAMES, load_dataset
-from cfa_lib.perturbation.templates import TemplateError, load_templates, templates_dir, verify_template
-
-
-def coverage(dataset: str, directory: str | None = None) -> dict[str, Any]:
-    """The coverage report of one dataset's templates (the `--json` object)."""
-    questions = {q.id: q for q in load_dataset(dataset)}
-    templates = load_templates(dataset, directory)
-    failed = []
-    for question_id, template in templates.items():
-        question = questions.get(question_id)
-        if question is None:
-            failed.append({"question_id": question_id, "reason": "no such question in the dataset"})
-            continue
-        check = verify_template(question, template)
-        if not check.ok:
-            failed.append({"question_id": question_id, "reason": f"{check.check}: {check.reason}"})
-    return {
-        "dataset": dataset,
-        "questions": len(questions),
-        "templated": len(templates),
-        "verified": len(templates) - len(failed),
-        "failed": failed,
-    }
+from cfa_lib.data import DATASET_NAMES
+from cfa_lib.perturbation.templates import TemplateError, template_coverage, templates_dir
 
 
 def _print_table(report: dict[str, Any], directory: str) -> None:
@@ -59,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     directory = args.templates_dir or str(templates_dir())
     try:
-        report = coverage(args.dataset, directory)
+        report = template_coverage(args.dataset, directory)
     except TemplateError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -34,6 +34,7 @@ def template_perturbations(
     templates: Mapping[str, Template],
     levels: Sequence[int] = (1, 2, 3),
     seed: int = 0,
+    without_template: Mapping[str, str] | None = None,
 ) -> list[PerturbationRecord]:
     """One record per (question, level), in that order, like `build_perturbations`, fully offline.
 
@@ -51,6 +52,10 @@ def template_perturbations(
         for level in levels:
             record = _base_record(question, level, template)
             try:
+                if template is None and question.id in (without_template or {}):
+                    why = f"reviewed, no template: {without_template[question.id]}"  # type: ignore[index]
+                    records.append(finish(record, "not_perturbable", why, "template"))
+                    continue
                 records.append(_perturb(question, template, check, level, seed, record))
             except (FormulaError, ArithmeticError, ValueError) as error:
                 records.append(finish(record, "not_verifiable", f"{type(error).__name__}: {error}", "arithmetic"))

@@ -14,12 +14,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cfa_lib.answers.numbers import relative_difference
-from cfa_lib.data import DATASET_NAMES, Question
+from cfa_lib.data import DATASET_NAMES, Question, load_dataset
 from cfa_lib.perturbation.formula import Formula, FormulaError, parse_formula
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers
 from cfa_lib.perturbation.types import ExtractedParameter, FormulaExtraction, ParameterInfo, Verification
@@ -151,6 +151,25 @@ def templates_dir() -> Path:
     """`$CFA_TEMPLATES_DIR` if set, else <project>/datasets/templates."""
     override = os.environ.get(TEMPLATES_DIR_ENV)
     return Path(override).expanduser() if override else PROJECT_ROOT / "datasets" / "templates"
+
+
+def reviewed_without_template(dataset: str, directory: Path | str | None = None) -> dict[str, str]:
+    """Computational questions reviewed and left without a template, with the reason (a distractor too close
+    to the key, a key rounded beyond the check, a formula the language cannot express, inputs elsewhere).
+
+    They are reported as not perturbable with that reason; no generator is asked to guess them.
+    """
+    path = Path(directory or templates_dir()) / f"{dataset}_without_template.jsonl"
+    if not path.is_file():
+        return {}
+    reasons = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            item = json.loads(line)
+            reasons[str(item["question_id"])] = str(item["reason"])
+        except (json.JSONDecodeError, KeyError, TypeError) as error:
+            raise TemplateError(f"{path}, line {number}: needs question_id and reason ({error})") from error
+    return reasons
 
 
 def load_templates(dataset: str, directory: Path | str | None = None) -> dict[str, Template]:
@@ -467,3 +486,25 @@ def _check_level3(question: Question, template: Template, check: TemplateCheck) 
     if relative_difference(stated, values[unknown]) > REL_TOL:
         reason = f"the rounded answer {answer_text} implies {unknown} = {stated:.6g}, not {values[unknown]:g}"
         raise _Failed("level3_round_trip", reason)
+
+
+def template_coverage(dataset: str, directory: Path | str | None = None) -> dict[str, Any]:
+    """The coverage report of one dataset's templates (the `--json` object)."""
+    questions = {q.id: q for q in load_dataset(dataset)}
+    templates = load_templates(dataset, directory)
+    failed = []
+    for question_id, template in templates.items():
+        question = questions.get(question_id)
+        if question is None:
+            failed.append({"question_id": question_id, "reason": "no such question in the dataset"})
+            continue
+        check = verify_template(question, template)
+        if not check.ok:
+            failed.append({"question_id": question_id, "reason": f"{check.check}: {check.reason}"})
+    return {
+        "dataset": dataset,
+        "questions": len(questions),
+        "templated": len(templates),
+        "verified": len(templates) - len(failed),
+        "failed": failed,
+    }

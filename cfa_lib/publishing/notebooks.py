@@ -138,11 +138,14 @@ COUNTERFACTUAL = [
 # Counterfactual testing: reasoning or memory?
 
 The numbers of a question are changed (level 1: one, level 2: two) or it asks for a different unknown
-(level 3), and the model is asked again. A generator model proposes the question's parameters and a
-formula; `cfa_lib` evaluates the formula itself, checks that it reproduces the correct option, draws
-the new values, computes the new answer, checks the rewritten text and rebuilds the choices. Nothing a
-model says about the new answer is trusted. The coverage table shows what share of the dataset
-survives these checks.
+(level 3), and the model is asked again. Each computational question of CFA-Easy and CFA-Challenge has a
+template written question by question (`datasets/templates/`): its inputs as written in the stem and the
+textbook formula over them, verified by code against the answer key. `cfa_lib` draws new values that
+look like the originals, computes the new answer itself, rewrites the stem and rebuilds the choices, all
+offline. For a decision question (the key is "daily", "greater than the lump sum") a draw may change the
+correct option: whether the model follows the new key or keeps the old one is the sharpest
+memorization test. A question without a template goes to a generator model that proposes a formula,
+under the same checks. Nothing a model says about the new answer is trusted.
 """),
     code("""
 model = "local"
@@ -150,7 +153,7 @@ generator_model = None         # None: gpt-4o for OpenAI models (as in the study
 dataset = "easy"
 limit = 20
 sample_seed = None
-perturbation_levels = [1]      # any of 1, 2, 3
+perturbation_levels = [1, 2, 3]  # any of 1, 2, 3
 max_concurrency = 8
 results_path = None
 """, ["parameters"]),
@@ -163,7 +166,10 @@ data, path = run_or_load(counterfactual, settings, results_path, generator_model
                          perturbation_levels=perturbation_levels)
 """),
     md("## Coverage: which questions could be perturbed and verified"),
-    code("display(tables.counterfactual_coverage(data))\ntables.counterfactual_reasons(data)"),
+    code("display(tables.template_coverage(dataset))\ndisplay(tables.counterfactual_coverage(data))\n"
+         "tables.counterfactual_reasons(data)"),
+    md("## Where the perturbations came from, and the flipped keys"),
+    code("tables.counterfactual_flips(data)"),
     md("## Accuracy on the originals and on their perturbations\n\nBoth on the same questions; the "
        "memorization gap is their difference, tested with McNemar's test on the pairs."),
     code("tables.counterfactual_accuracy(data)"),

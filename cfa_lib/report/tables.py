@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from cfa_lib import perturbation
 from cfa_lib.data import Question, load_dataset
 from cfa_lib.report import shaping
 from cfa_lib.report.format import (
@@ -344,6 +345,33 @@ def counterfactual_coverage(data: dict[str, Any]) -> pd.DataFrame:
     table.index = [f"level {k}" for k in table.index]
     table["share valid"] = (table.get("valid", 0) / table.sum(axis=1)).map(lambda share: pct(share, 0))
     return table
+
+
+def template_coverage(dataset: str) -> pd.DataFrame:
+    """How much of the dataset the counterfactual test can reach: every verified template is perturbed
+    offline at every level; a question without one is conceptual or not expressible in the formula language."""
+    report = perturbation.template_coverage(dataset)
+    rows = {"questions": report["questions"], "with a template": report["templated"],
+            "template verified against the key": report["verified"],
+            "share of the dataset covered": pct(report["verified"] / report["questions"], 1)}
+    return pd.DataFrame({dataset: rows})
+
+
+def counterfactual_flips(data: dict[str, Any]) -> pd.DataFrame:
+    """Per level: where the perturbations came from, and the decision questions whose correct option
+    changed (did the model follow the new key, or keep the option that was right before?)."""
+    rows = {}
+    for level, m in data["recomputed_summary"]["perturbation_levels"].items():
+        flips = m.get("flips") or {}
+        rows[f"level {level}"] = {
+            "valid perturbations": m["n_valid"],
+            "from a template": (m.get("by_source") or {}).get("template", 0),
+            "from the generator": (m.get("by_source") or {}).get("generator", 0),
+            "key flipped (answered)": flips.get("n", 0),
+            "followed the new key": flips.get("followed_new_key", 0),
+            "kept the old key": flips.get("stayed_with_old_key", 0),
+        }
+    return pd.DataFrame(rows).T
 
 
 def counterfactual_reasons(data: dict[str, Any], top: int = 10) -> pd.DataFrame:
