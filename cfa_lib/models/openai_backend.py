@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import openai
+from openai.types.chat import ChatCompletion
 
 from .backend import Messages, RawReply, TokenCount, approx_count, is_loopback
 from .errors import ModelUnavailableError
@@ -25,6 +26,41 @@ REASONING_MAX_COMPLETION_TOKENS = 8000
 _NO_KEY_PLACEHOLDER = "sk-no-key-required"  # loopback servers (llama.cpp, vLLM) ignore the key
 
 
+def status_error(exc: openai.APIStatusError) -> Exception:
+    """What an HTTP error means to the engine: 429 slows down, 5xx is retried, an empty quota stops the run."""
+    if exc.status_code == 429 and getattr(exc, "code", None) == "insufficient_quota":
+        return ModelUnavailableError(
+            "OpenAI answered 429 insufficient_quota: the account has no credit left; add credit at "
+            "https://platform.openai.com/settings/organization/billing and rerun (answers so far are cached)"
+        )
+    if exc.status_code in RETRY_STATUS:
+        return TransientError(
+            f"HTTP {exc.status_code}: {exc.message}",
+            parse_retry_after(exc.response.headers),
+            rate_limited=exc.status_code == 429,
+        )
+    return exc
+
+
+def reply_from(response: ChatCompletion) -> RawReply:
+    """A chat completion (live, or one line of a batch's output) as the engine's RawReply."""
+    if not response.choices:
+        raise TransientError("response without choices")
+    choice = response.choices[0]
+    message = choice.message
+    extra = message.model_extra or {}
+    separate = extra.get("reasoning_content") or extra.get("reasoning")
+    text, thinking = split_thinking(message.content or "", separate if isinstance(separate, str) else None)
+    usage = response.usage
+    return RawReply(
+        text=text,
+        thinking=thinking,
+        finish_reason=choice.finish_reason,
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+    )
+
+
 def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
     """llama.cpp's server answers 500 with a validation error naming response_format; others 400/422."""
     text = str(exc)
@@ -33,6 +69,8 @@ def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
 
 class OpenAIBackend:
     kind = "openai"
+    supports_batch = True  # /v1/batches at half price (a compatible server without it is told apart at run time)
+    fixed_concurrency: int | None = None  # adaptive: grows until the provider answers 429
 
     def __init__(self, spec: ModelSpec, base_url: str | None = None, timeout_s: float = 120.0) -> None:
         self.spec = spec
@@ -125,30 +163,18 @@ class OpenAIBackend:
                     model=self.spec.model, messages=messages, **self._with_schema(params, schema)
                 )
         except openai.APIStatusError as exc:
-            if exc.status_code in RETRY_STATUS:
-                raise TransientError(
-                    f"HTTP {exc.status_code}: {exc.message}", parse_retry_after(exc.response.headers)
-                ) from exc
-            raise
+            raise status_error(exc) from exc
         except openai.APIConnectionError as exc:  # includes APITimeoutError
             raise TransientError(f"{type(exc).__name__}: {exc}") from exc
-        if not response.choices:
-            raise TransientError("response without choices")
-        choice = response.choices[0]
-        message = choice.message
-        extra = message.model_extra or {}
-        separate = extra.get("reasoning_content") or extra.get("reasoning")
-        text, thinking = split_thinking(
-            message.content or "", separate if isinstance(separate, str) else None
-        )
-        usage = response.usage
-        return RawReply(
-            text=text,
-            thinking=thinking,
-            finish_reason=choice.finish_reason,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-        )
+        return reply_from(response)
+
+    def batch_body(self, messages: Messages, params: dict[str, Any], schema: Schema | None) -> dict[str, Any]:
+        """The body of one /v1/chat/completions request inside a Batch API input file."""
+        return {"model": self.spec.model, "messages": messages, **self._with_schema(params, schema)}
+
+    def api(self) -> openai.OpenAI:
+        """The official client (the Batch API's files and batches endpoints)."""
+        return self._get_client()
 
     def _with_schema(self, params: dict[str, Any], schema: Schema | None) -> dict[str, Any]:
         kwargs = dict(params)
