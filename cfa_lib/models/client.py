@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 from .backend import Backend, Messages, RawReply
 from .batch import BatchItem, BatchRunner, NoBatchAPI
 from .cache import HOST, CompletionCache, cache_key
-from .errors import ModelUnavailableError, SpendCapReached
+from .errors import ModelUnavailableError, SpendCapReached, usd
 from .limiter import AdaptiveLimit
 from .local_backend import DEFAULT_N_CTX, LocalBackend
 from .names import ModelSpec, parse_model_name
@@ -530,9 +530,9 @@ class ModelClient:
         budget = _Budget(opts.max_cost_usd, self.cache.spent(spend_session()), costs)
         total = sum(c or 0.0 for c in costs.values())
         if budget.spent + total > opts.max_cost_usd:
-            log.warning("%s: $%.2f spent plus about $%.2f for %d requests exceeds max_cost_usd=$%.2f; the run "
-                        "stops before crossing it", self.spec.name, budget.spent, total, len(items),
-                        opts.max_cost_usd)
+            log.warning("%s: %s spent plus about %s for %d requests exceeds max_cost_usd=%s; the run stops "
+                        "before crossing it", self.spec.name, usd(budget.spent), usd(total), len(items),
+                        usd(opts.max_cost_usd))
         return budget
 
     def engine_stats(self) -> dict[str, Any]:
