@@ -109,8 +109,8 @@ class CompletionCache:
         return found
 
     def put(self, key: str, model: str, payload: dict[str, Any], session: str | None = None) -> None:
-        """Store one completion in its own short transaction (durable as soon as it returns); its cost
-        goes to the spend session's ledger in the same transaction."""
+        """Store one completion in its own short transaction (durable as soon as it returns), releasing
+        this process's claim on it; its cost goes to the spend session's ledger in the same transaction."""
         conn = self._connect()
         with conn:
             conn.execute("BEGIN IMMEDIATE")
@@ -118,6 +118,7 @@ class CompletionCache:
                 "INSERT OR REPLACE INTO completions (key, model, created, payload) VALUES (?, ?, ?, ?)",
                 (key, model, time.time(), json.dumps(payload, ensure_ascii=False)),
             )
+            conn.execute("DELETE FROM claims WHERE key = ? AND pid = ? AND host = ?", (key, os.getpid(), HOST))
             if session is not None and payload.get("cost_usd"):
                 conn.execute("INSERT OR IGNORE INTO spend (session, key, usd) VALUES (?, ?, ?)",
                              (session, key, payload["cost_usd"]))

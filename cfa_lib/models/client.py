@@ -309,10 +309,13 @@ class ModelClient:
             if payload is not None:
                 return self._from_cache(payload)
             if mine:
+                completion = None
                 try:
-                    return self._run(messages, params, schema, key)
+                    completion = self._run(messages, params, schema, key)
+                    return completion
                 finally:
-                    self.cache.release(key)
+                    if completion is None or not completion.ok:  # a stored answer released its claim
+                        self.cache.release(key)
             time.sleep(CLAIM_POLL_S)
 
     def _failure(self, start: float, retries: int, error: str, kind: str) -> Completion:
@@ -423,7 +426,8 @@ class ModelClient:
         self.limit.set_ceiling(ceiling)
         queue = deque(items)
         window = len(items) if budget.cap is None else 2 * ceiling  # under a cap: reserve as we go
-        pool = ThreadPoolExecutor(max_workers=max(1, min(ceiling, len(items))))
+        # A few threads more than connections, so that a thread busy with the cache never leaves one idle.
+        pool = ThreadPoolExecutor(max_workers=max(1, min(ceiling + max(2, ceiling // 4), len(items))))
         futures: dict[Future[Completion], str] = {}
         try:
             while queue or futures:
