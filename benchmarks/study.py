@@ -109,6 +109,7 @@ def failed_requests(work: Path) -> int:
 
 def setting(n: int, label: str, limit: str, *, limit_in_flight: int | None = None, batch: bool = False
             ) -> dict[str, Any]:
+    load_before = os.getloadavg()[0]
     proc, url = start_server(limit_in_flight)
     work = Path(tempfile.mkdtemp(prefix=f"cfa-study-{n}-"))
     try:
@@ -126,7 +127,7 @@ def setting(n: int, label: str, limit: str, *, limit_in_flight: int | None = Non
         "setting": n, "label": label, "requests": stats["paid"], "wall_s": wall, "phase_s": in_phases,
         "ideal_s": ideal, "ratio": ideal / in_phases if in_phases else 0.0, "rate_limited": stats["rate_limited"],
         "paid_twice": stats["paid_twice"], "batches": stats["batches_created"], "failed": failed_requests(work),
-        "phases": len(ran), "work": str(work),
+        "phases": len(ran), "work": str(work), "load": load_before,
     }
     if batch:
         line = (f"{n}. {label:<34} {result['requests']:>5} requests in {result['batches']} batches, "
@@ -135,6 +136,7 @@ def setting(n: int, label: str, limit: str, *, limit_in_flight: int | None = Non
         line = (f"{n}. {label:<34} {result['requests']:>5} requests, end to end {wall:6.1f} s, "
                 f"request phases {in_phases:6.1f} s vs ideal {ideal:6.1f} s = {result['ratio']:6.1%}, "
                 f"429s {result['rate_limited']}, failed {result['failed']}, paid twice {result['paid_twice']}")
+    line += f" [load {load_before:.1f} on {os.cpu_count()} cores]"
     print(line, flush=True)
     return result
 
