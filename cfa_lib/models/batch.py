@@ -162,7 +162,9 @@ class BatchRunner:
             while len(done) < len(batch_ids):
                 counted = 0
                 for batch_id in batch_ids:
-                    batch = done.get(batch_id) or api.batches.retrieve(batch_id)
+                    batch = done.get(batch_id) or self._retrieve(api, batch_id)
+                    if batch is None:
+                        continue
                     counts = batch.request_counts
                     counted += (counts.completed + counts.failed) if counts else 0
                     if batch.status in TERMINAL:
@@ -174,6 +176,14 @@ class BatchRunner:
         finally:
             bar.close()
         return done
+
+    def _retrieve(self, api: openai.OpenAI, batch_id: str) -> Any | None:
+        """The batch's state, or None after a hiccup (5xx, 429, dropped connection): the next poll retries."""
+        try:
+            return api.batches.retrieve(batch_id)
+        except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as exc:
+            log.info("%s: polling batch %s failed (%s); trying again", self.model, batch_id, exc)
+            return None
 
     def _collect(self, api: openai.OpenAI, batch: Any) -> tuple[dict[str, RawReply], dict[str, str]]:
         replies: dict[str, RawReply] = {}
