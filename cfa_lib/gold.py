@@ -76,7 +76,7 @@ def text_only(question: Question, note: str, reply: GoldReply | None = None) -> 
                       reply.solution_summary if reply else None, "text", note)
 
 
-def gold_answers(questions: Sequence[Question], client, max_concurrency: int = 8) -> dict[str, GoldAnswer]:
+def gold_answers(questions: Sequence[Question], client, **engine: Any) -> dict[str, GoldAnswer]:
     """Gold answers keyed by question id; model calls go through the cache, so each dataset and gold
     model pays for them once, whichever subject model is graded."""
     golds: dict[str, GoldAnswer] = {}
@@ -88,7 +88,7 @@ def gold_answers(questions: Sequence[Question], client, max_concurrency: int = 8
         else:
             golds[question.id] = gold
     replies = complete_keyed(client, {qid: gold_request(q) for qid, q in need_model.items()},
-                             max_concurrency=max_concurrency, desc="Gold answers")
+                             **engine, desc="Gold answers")
     to_check: dict[str, GoldReply] = {}
     for qid, completion in replies.items():
         question = need_model[qid]
@@ -100,7 +100,7 @@ def gold_answers(questions: Sequence[Question], client, max_concurrency: int = 8
         else:
             to_check[qid] = reply
     checks = complete_keyed(client, {qid: check_request(need_model[qid], r) for qid, r in to_check.items()},
-                            max_concurrency=max_concurrency, desc="Gold checks")
+                            **engine, desc="Gold checks")
     for qid, completion in checks.items():
         question, reply = need_model[qid], to_check[qid]
         check = parse_reply(completion, GoldCheck, "gold check")[0]

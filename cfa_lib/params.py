@@ -56,6 +56,15 @@ def check_tolerance(tolerance: Any) -> float:
     return float(tolerance)
 
 
+def check_cost_cap(max_cost_usd: Any) -> float | None:
+    if max_cost_usd is None:
+        return None
+    if isinstance(max_cost_usd, bool) or not isinstance(max_cost_usd, int | float) or not max_cost_usd > 0 \
+            or max_cost_usd == float("inf"):
+        raise _fail("max_cost_usd", max_cost_usd, "None or a positive number of US dollars, such as 5.0")
+    return float(max_cost_usd)
+
+
 def check_concurrency(max_concurrency: Any) -> int:
     if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency <= 0:
         raise _fail("max_concurrency", max_concurrency, "a positive integer, such as 8")

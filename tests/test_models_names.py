@@ -137,7 +137,13 @@ def test_estimate_never_fails_offline_and_prices_the_batch(tmp_path: Path) -> No
     else:
         assert est.prompt_tokens == 104_000 and "characters / 4" in est.note
         assert est.cost_high_usd == pytest.approx((104_000 * 0.15 + 1_024_000 * 0.60) / 1e6)
-    assert str(est).startswith(f"about ${est.cost_usd:.2f} for 1000 requests (prompt tokens ≈ ")
+    assert est.batch_cost_usd == pytest.approx(est.cost_usd / 2) and not est.batch
+    assert str(est).startswith(
+        f"about ${est.cost_usd:.2f} live or ${est.batch_cost_usd:.2f} by the Batch API (batch=True) for 1000 "
+        "requests (prompt tokens ≈ "
+    )
+    batch = client.estimate(requests, batch=True)
+    assert str(batch).startswith(f"about ${est.batch_cost_usd:.2f} by the Batch API (live: ${est.cost_usd:.2f})")
 
 
 def test_unpriced_estimate_says_so(tmp_path: Path) -> None:
@@ -146,6 +152,9 @@ def test_unpriced_estimate_says_so(tmp_path: Path) -> None:
     )
     assert est.cost_usd is None and est.prompt_tokens == 14
     assert str(est).startswith("cost unknown (no price for this model) for 1 requests")
+    in_batch = get_client("qwen3:32b", cache_dir=tmp_path).estimate([Request([{"role": "user", "content": "a"}])],
+                                                                    batch=True)
+    assert in_batch.batch_cost_usd is None and "qwen3:32b has no batch API, so it runs live" in str(in_batch)
 
 
 def test_malformed_requests_name_the_request(tmp_path: Path) -> None:

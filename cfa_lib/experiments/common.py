@@ -12,7 +12,7 @@ from typing import Any
 from cfa_lib import __version__, params
 from cfa_lib.answers import extract_choice
 from cfa_lib.data import Question, load_dataset
-from cfa_lib.models import Completion, get_client, parse_model_name
+from cfa_lib.models import DEFAULT_MAX_CONCURRENCY, Completion, get_client, parse_model_name
 from cfa_lib.prompts import PROMPT_VERSION
 from cfa_lib.results import ResultRow, load_results
 
@@ -27,7 +27,9 @@ class Settings:
     sample_seed: int | None = None
     judge_model: str | None = None
     tolerance: float = 0.02
-    max_concurrency: int = 8
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY  # a ceiling: the engine finds the provider's limit
+    batch: bool = False  # OpenAI's Batch API at half price (other backends say so and run live)
+    max_cost_usd: float | None = None  # stop cleanly before spending more (CFA_MAX_COST_USD)
 
     def __post_init__(self) -> None:
         params.check_model(self.model)
@@ -38,6 +40,14 @@ class Settings:
             params.check_model(self.judge_model, "judge_model")
         params.check_tolerance(self.tolerance)
         params.check_concurrency(self.max_concurrency)
+        params.check_cost_cap(self.max_cost_usd)
+        if not isinstance(self.batch, bool):
+            raise params.ParameterError(
+                f"Parameter batch={self.batch!r} is not valid: accepted values are True, False.")
+
+    def engine(self) -> dict[str, Any]:
+        """The engine options every batch of this run is sent with."""
+        return {"max_concurrency": self.max_concurrency, "batch": self.batch, "max_cost_usd": self.max_cost_usd}
 
     @property
     def resolved_judge(self) -> str:

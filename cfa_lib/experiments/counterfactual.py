@@ -76,12 +76,12 @@ def run(settings: Settings, generator_model: str | None = None, perturbation_lev
     records = perturbations(questions, settings, levels, seed, generator_name, client)
     asked = {q.id: q for q in questions} | {r.as_question().id: r.as_question() for r in records if r.valid}
     answers = complete_keyed(client, {qid: Request(prompts.mcq_messages(q)) for qid, q in asked.items()},
-                             max_concurrency=settings.max_concurrency, desc="Originals and perturbations")
+                             **settings.engine(), desc="Originals and perturbations")
     rows = [row_of(question, [r for r in records if r.question_id == question.id], answers) for question in questions]
     summary = summarize(rows, levels)
     summary["coverage"] = {str(k): v for k, v in coverage_counts(records).items()}
     summary["usage"] = {"subject": usage(list(answers.values()))}
-    meta = metadata(EXPERIMENT, settings, len(questions), generator_model=generator_name,
+    meta = metadata(EXPERIMENT, settings, len(questions), engine=client.engine_stats(), generator_model=generator_name,
                     perturbation_levels=levels, perturbation_seed=seed)
     meta.pop("judge_model")
     data = {"metadata": meta, "summary": summary, "results": [row.to_dict() for row in rows]}

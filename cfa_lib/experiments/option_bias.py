@@ -200,7 +200,7 @@ def run(settings: Settings) -> tuple[dict[str, Any], Path]:
     """Ask both formats, judge what numbers cannot decide, write the results file and return it."""
     questions = settings.questions()
     client = ready_client(settings.model)
-    answers = complete_keyed(client, format_requests(questions), max_concurrency=settings.max_concurrency,
+    answers = complete_keyed(client, format_requests(questions), **settings.engine(),
                              desc="Formats A and B")
     to_judge = {
         q.id: judge_request(q, open_.text) for q in questions
@@ -210,13 +210,14 @@ def run(settings: Settings) -> tuple[dict[str, Any], Path]:
     judged: dict[str, Completion] = {}
     if to_judge:
         judge = client if settings.resolved_judge == settings.model else ready_client(settings.resolved_judge)
-        judged = complete_keyed(judge, to_judge, max_concurrency=settings.max_concurrency, desc="Judge")
+        judged = complete_keyed(judge, to_judge, **settings.engine(), desc="Judge")
     rows = [grade_question(q, answers[q.id, "A"], answers[q.id, "B"], judged.get(q.id), settings.tolerance)
             for q in questions]
     summary = summarize(rows)
     summary["usage"] = {"subject": usage(list(answers.values())), "judge": usage(list(judged.values()))}
     summary["total_tokens"] = sum(u["prompt_tokens"] + u["completion_tokens"] for u in summary["usage"].values())
-    data = {"metadata": metadata(EXPERIMENT, settings, len(questions)), "summary": summary,
+    data = {"metadata": metadata(EXPERIMENT, settings, len(questions), engine=client.engine_stats()),
+            "summary": summary,
             "results": [row.to_dict() for row in rows]}
     path = write_results(EXPERIMENT, new_run_id(settings.model, settings.dataset), data)
     return data, path

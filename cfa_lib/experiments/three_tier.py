@@ -130,9 +130,9 @@ def run(settings: Settings, gold_model: str | None = None, agreement_sample: int
     gold_name = gold_model or settings.resolved_judge
     gold_client = judge if gold_name == settings.resolved_judge else ready_client(gold_name)
 
-    responses = complete_keyed(client, open_requests(questions), max_concurrency=settings.max_concurrency,
+    responses = complete_keyed(client, open_requests(questions), **settings.engine(),
                                desc="Open answers")
-    golds = gold_answers(questions, gold_client, settings.max_concurrency)
+    golds = gold_answers(questions, gold_client, **settings.engine())
     by_id = {q.id: q for q in questions}
 
     rows = {q.id: first_pass(q, golds[q.id], responses[q.id], settings.tolerance) for q in questions}
@@ -143,7 +143,7 @@ def run(settings: Settings, gold_model: str | None = None, agreement_sample: int
         **{(qid, "tier"): tier_request(by_id[qid], golds[qid], rows[qid].model_response) for qid in to_judge},
         **{(qid, "agreement"): tier_request(by_id[qid], golds[qid], rows[qid].model_response)
            for qid in agreement_ids},
-    }, max_concurrency=settings.max_concurrency, desc="Judge")
+    }, **settings.engine(), desc="Judge")
     for qid in to_judge:
         apply_verdict(rows[qid], golds[qid], judged[qid, "tier"])
     agreement = judge_agreement([(rows[qid], judged[qid, "agreement"]) for qid in agreement_ids])
@@ -151,7 +151,7 @@ def run(settings: Settings, gold_model: str | None = None, agreement_sample: int
     wrong = [qid for qid, row in rows.items() if row.level == "incorrect"]
     attributions = complete_keyed(
         judge, {qid: error_request(by_id[qid], golds[qid], rows[qid].model_response) for qid in wrong},
-        max_concurrency=settings.max_concurrency, desc="Error attribution")
+        **settings.engine(), desc="Error attribution")
     for qid, completion in attributions.items():
         rows[qid].error_attribution = attribution(completion)
 
@@ -160,7 +160,8 @@ def run(settings: Settings, gold_model: str | None = None, agreement_sample: int
     summary["gold_sources"] = count([g.source for g in golds.values()])
     summary["usage"] = {"subject": usage(list(responses.values())),
                         "judge": usage(list(judged.values()) + list(attributions.values()))}
-    data = {"metadata": metadata(EXPERIMENT, settings, len(questions), gold_model=gold_name),
+    data = {"metadata": metadata(EXPERIMENT, settings, len(questions), gold_model=gold_name,
+                                 engine=client.engine_stats()),
             "summary": summary, "results": [row.to_dict() for row in rows.values()]}
     return data, write_results(EXPERIMENT, new_run_id(settings.model, settings.dataset), data)
 

@@ -1,19 +1,24 @@
 """Model engine: one name per model, cached and retried completions, cost estimates.
 
 client = get_client("gpt-4o-mini"); client.check()
-answers = client.complete_many([Request(messages)], max_concurrency=8, desc="Format A")
+answers = client.complete_many([Request(messages)], max_concurrency=64, desc="Format A",
+                               batch=False, batch_fallback="batch", max_cost_usd=None)
+client.engine_stats()  # concurrency history, 429s, batch ids, spend: for a results file's metadata
 """
 
 from .cache import CompletionCache, default_cache_dir
-from .client import ModelClient, get_client
-from .errors import CacheError, ModelSpecError, ModelUnavailableError
+from .client import DEFAULT_MAX_CONCURRENCY, ModelClient, RunOptions, get_client
+from .errors import CacheError, ModelSpecError, ModelUnavailableError, SpendCapReached
 from .keyed import complete_keyed
+from .limiter import AdaptiveLimit
 from .names import ACCEPTED_FORMS, ModelSpec, parse_model_name
 from .retry import RetryPolicy
 from .types import Completion, CostEstimate, Request
 
 __all__ = [
     "ACCEPTED_FORMS",
+    "AdaptiveLimit",
+    "DEFAULT_MAX_CONCURRENCY",
     "CacheError",
     "Completion",
     "complete_keyed",
@@ -25,6 +30,8 @@ __all__ = [
     "ModelUnavailableError",
     "Request",
     "RetryPolicy",
+    "RunOptions",
+    "SpendCapReached",
     "default_cache_dir",
     "get_client",
     "parse_model_name",

@@ -31,6 +31,8 @@ class TokenCount:
 
 class Backend(Protocol):
     kind: str
+    supports_batch: bool  # has OpenAI's Batch API (files + batches endpoints, half price)
+    fixed_concurrency: int | None  # connections it is always given; None: adaptive up to max_concurrency
 
     def identity(self) -> dict[str, Any]:
         """What, besides the request, decides the answer (goes into the cache key; no credentials)."""

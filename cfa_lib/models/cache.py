@@ -70,6 +70,15 @@ class CompletionCache:
                 "CREATE TABLE IF NOT EXISTS claims ("
                 " key TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL, since REAL NOT NULL)"
             )
+            conn.execute(  # Batch API jobs not yet collected; batch_id is NULL while being submitted
+                "CREATE TABLE IF NOT EXISTS batch_jobs ("
+                " tag TEXT PRIMARY KEY, batch_id TEXT, model TEXT NOT NULL, keys TEXT NOT NULL,"
+                " pid INTEGER NOT NULL, host TEXT NOT NULL, created REAL NOT NULL)"
+            )
+            conn.execute(  # what each spend session paid, for max_cost_usd
+                "CREATE TABLE IF NOT EXISTS spend ("
+                " session TEXT NOT NULL, key TEXT NOT NULL, usd REAL NOT NULL, PRIMARY KEY (session, key))"
+            )
         except sqlite3.DatabaseError as exc:
             raise CacheError(
                 f"completion cache {self.path} is not a usable SQLite database ({exc}); "
@@ -99,8 +108,9 @@ class CompletionCache:
                 found[key] = json.loads(payload)
         return found
 
-    def put(self, key: str, model: str, payload: dict[str, Any]) -> None:
-        """Store one completion in its own short transaction (durable as soon as it returns)."""
+    def put(self, key: str, model: str, payload: dict[str, Any], session: str | None = None) -> None:
+        """Store one completion in its own short transaction (durable as soon as it returns), releasing
+        this process's claim on it; its cost goes to the spend session's ledger in the same transaction."""
         conn = self._connect()
         with conn:
             conn.execute("BEGIN IMMEDIATE")
@@ -108,6 +118,58 @@ class CompletionCache:
                 "INSERT OR REPLACE INTO completions (key, model, created, payload) VALUES (?, ?, ?, ?)",
                 (key, model, time.time(), json.dumps(payload, ensure_ascii=False)),
             )
+            conn.execute("DELETE FROM claims WHERE key = ? AND pid = ? AND host = ?", (key, os.getpid(), HOST))
+            if session is not None and payload.get("cost_usd"):
+                conn.execute("INSERT OR IGNORE INTO spend (session, key, usd) VALUES (?, ?, ?)",
+                             (session, key, payload["cost_usd"]))
+
+    def spent(self, session: str) -> float:
+        """USD paid so far in this spend session (all models, all processes sharing the session)."""
+        row = self._connect().execute("SELECT SUM(usd) FROM spend WHERE session = ?", (session,)).fetchone()
+        return float(row[0] or 0.0)
+
+    # -- Batch API jobs: recorded before the run waits on them, so a killed run polls the same batch ----
+    def add_batch_job(self, tag: str, model: str, keys: list[str]) -> None:
+        conn = self._connect()
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(
+                "INSERT INTO batch_jobs (tag, batch_id, model, keys, pid, host, created)"
+                " VALUES (?, NULL, ?, ?, ?, ?, ?)",
+                (tag, model, json.dumps(keys), os.getpid(), HOST, time.time()),
+            )
+
+    def set_batch_id(self, tag: str, batch_id: str) -> None:
+        conn = self._connect()
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("UPDATE batch_jobs SET batch_id = ? WHERE tag = ?", (batch_id, tag))
+
+    def batch_jobs(self, model: str) -> list[dict[str, Any]]:
+        """This model's jobs not yet collected: tag, batch_id (None while submitting), keys, and whether
+        the process that submitted it is gone."""
+        rows = self._connect().execute(
+            "SELECT tag, batch_id, keys, pid, host, created FROM batch_jobs WHERE model = ? ORDER BY created",
+            (model,),
+        ).fetchall()
+        return [
+            {"tag": tag, "batch_id": batch_id, "keys": json.loads(keys),
+             "orphan": _abandoned(pid, host, created)}
+            for tag, batch_id, keys, pid, host, created in rows
+        ]
+
+    def remove_batch_job(self, tag: str) -> None:
+        self.settle_batch_job(tag, [])
+
+    def settle_batch_job(self, tag: str, left: list[str]) -> None:
+        """A collected job: forgotten, or kept with the answered keys that no run has stored yet."""
+        conn = self._connect()
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            if left:
+                conn.execute("UPDATE batch_jobs SET keys = ? WHERE tag = ?", (json.dumps(left), tag))
+            else:
+                conn.execute("DELETE FROM batch_jobs WHERE tag = ?", (tag,))
 
     def try_claim(self, key: str, use_cached: bool = True) -> tuple[bool, dict[str, Any] | None]:
         """Claim a request before paying for it, so two runs sharing this cache never pay for the same

@@ -13,3 +13,21 @@ class ModelUnavailableError(RuntimeError):
 
 class CacheError(RuntimeError):
     """The completion cache file cannot be used; the message names the file."""
+
+
+class SpendCapReached(RuntimeError):
+    """The run stopped before crossing max_cost_usd; what it answered is cached, the message says what is left."""
+
+    def __init__(self, spent_usd: float, cap_usd: float, remaining: int, remaining_usd: float) -> None:
+        self.spent_usd, self.cap_usd = spent_usd, cap_usd
+        self.remaining, self.remaining_usd = remaining, remaining_usd
+        super().__init__(
+            f"spend cap reached: {usd(spent_usd)} spent of max_cost_usd={usd(cap_usd)}; {remaining} requests "
+            f"(about {usd(remaining_usd)} more) are left to run. Everything answered so far is cached: "
+            "rerun the same command with a higher max_cost_usd to continue."
+        )
+
+
+def usd(amount: float) -> str:
+    """Dollars as a reader wants them: cents from $1, four decimals below (a test run costs fractions of a cent)."""
+    return f"${amount:,.2f}" if amount >= 1 else f"${amount:.4f}"

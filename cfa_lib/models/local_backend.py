@@ -59,6 +59,8 @@ def loaded_model(path: Path, n_ctx: int) -> tuple[Any, threading.Lock]:
 
 class LocalBackend:
     kind = "local"
+    supports_batch = False
+    fixed_concurrency: int | None = 1  # in-process: the CPU is the limit, calls are serialized anyway
 
     def __init__(self, spec: ModelSpec, n_ctx: int = DEFAULT_N_CTX) -> None:
         assert spec.path is not None

@@ -30,6 +30,10 @@ def full_name(model: str) -> str:
 
 class OllamaBackend:
     kind = "ollama"
+    supports_batch = False
+    # Ollama runs OLLAMA_NUM_PARALLEL requests at once (1-4 by default) and queues the rest without ever
+    # answering 429, so more connections only wait in its queue until they time out.
+    fixed_concurrency: int | None = 4
 
     def __init__(self, spec: ModelSpec, host: str | None = None, timeout_s: float = 600.0) -> None:
         self.spec = spec

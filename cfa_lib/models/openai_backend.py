@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -9,6 +10,7 @@ from typing import Any
 
 import httpx
 import openai
+from openai.types.chat import ChatCompletion
 
 from .backend import Messages, RawReply, TokenCount, approx_count, is_loopback
 from .errors import ModelUnavailableError
@@ -25,6 +27,41 @@ REASONING_MAX_COMPLETION_TOKENS = 8000
 _NO_KEY_PLACEHOLDER = "sk-no-key-required"  # loopback servers (llama.cpp, vLLM) ignore the key
 
 
+def status_error(exc: openai.APIStatusError) -> Exception:
+    """What an HTTP error means to the engine: 429 slows down, 5xx is retried, an empty quota stops the run."""
+    if exc.status_code == 429 and getattr(exc, "code", None) == "insufficient_quota":
+        return ModelUnavailableError(
+            "OpenAI answered 429 insufficient_quota: the account has no credit left; add credit at "
+            "https://platform.openai.com/settings/organization/billing and rerun (answers so far are cached)"
+        )
+    if exc.status_code in RETRY_STATUS:
+        return TransientError(
+            f"HTTP {exc.status_code}: {exc.message}",
+            parse_retry_after(exc.response.headers),
+            rate_limited=exc.status_code == 429,
+        )
+    return exc
+
+
+def reply_from(response: ChatCompletion) -> RawReply:
+    """A chat completion (live, or one line of a batch's output) as the engine's RawReply."""
+    if not response.choices:
+        raise TransientError("response without choices")
+    choice = response.choices[0]
+    message = choice.message
+    extra = message.model_extra or {}
+    separate = extra.get("reasoning_content") or extra.get("reasoning")
+    text, thinking = split_thinking(message.content or "", separate if isinstance(separate, str) else None)
+    usage = response.usage
+    return RawReply(
+        text=text,
+        thinking=thinking,
+        finish_reason=choice.finish_reason,
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+    )
+
+
 def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
     """llama.cpp's server answers 500 with a validation error naming response_format; others 400/422."""
     text = str(exc)
@@ -33,6 +70,8 @@ def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
 
 class OpenAIBackend:
     kind = "openai"
+    supports_batch = True  # /v1/batches at half price (a compatible server without it is told apart at run time)
+    fixed_concurrency: int | None = None  # adaptive: grows until the provider answers 429
 
     def __init__(self, spec: ModelSpec, base_url: str | None = None, timeout_s: float = 120.0) -> None:
         self.spec = spec
@@ -43,6 +82,7 @@ class OpenAIBackend:
         self._warned: set[str] = set()
         # OpenAI's json_schema response_format; llama.cpp's server only knows json_object + schema.
         self._schema_dialect = "json_schema"
+        self._formats: dict[tuple[str, Any], dict[str, Any]] = {}
 
     def __repr__(self) -> str:
         return f"OpenAIBackend(model={self.spec.model!r}, base_url={self.base_url!r})"
@@ -109,65 +149,57 @@ class OpenAIBackend:
                 ) from exc
 
     def call(self, messages: Messages, params: dict[str, Any], schema: Schema | None) -> RawReply:
-        client = self._get_client()
         try:
             try:
-                response = client.chat.completions.create(
-                    model=self.spec.model, messages=messages, **self._with_schema(params, schema)
-                )
+                response = self._create(messages, params, schema)
             except openai.APIStatusError as exc:
                 if schema is None or self._schema_dialect != "json_schema" or not _rejects_json_schema(exc):
                     raise
                 # A compatible server that rejects json_schema: fall back once to json_object + schema.
                 self._schema_dialect = "json_object"
                 log.info("%s rejected response_format json_schema; using json_object", self.base_url)
-                response = client.chat.completions.create(
-                    model=self.spec.model, messages=messages, **self._with_schema(params, schema)
-                )
+                response = self._create(messages, params, schema)
         except openai.APIStatusError as exc:
-            if exc.status_code in RETRY_STATUS:
-                raise TransientError(
-                    f"HTTP {exc.status_code}: {exc.message}", parse_retry_after(exc.response.headers)
-                ) from exc
-            raise
+            raise status_error(exc) from exc
         except openai.APIConnectionError as exc:  # includes APITimeoutError
             raise TransientError(f"{type(exc).__name__}: {exc}") from exc
-        if not response.choices:
-            raise TransientError("response without choices")
-        choice = response.choices[0]
-        message = choice.message
-        extra = message.model_extra or {}
-        separate = extra.get("reasoning_content") or extra.get("reasoning")
-        text, thinking = split_thinking(
-            message.content or "", separate if isinstance(separate, str) else None
-        )
-        usage = response.usage
-        return RawReply(
-            text=text,
-            thinking=thinking,
-            finish_reason=choice.finish_reason,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-        )
+        return reply_from(response)
+
+    def _create(self, messages: Messages, params: dict[str, Any], schema: Schema | None) -> ChatCompletion:
+        """POST /chat/completions through the official client's `post`, which sends the body as built
+        here: `chat.completions.create` walks every message to transform it, milliseconds per request
+        that cap throughput at high concurrency on a small machine."""
+        body = {"model": self.spec.model, "messages": messages, **self._with_schema(params, schema)}
+        return self._get_client().post("/chat/completions", body=body, cast_to=ChatCompletion)
+
+    def batch_body(self, messages: Messages, params: dict[str, Any], schema: Schema | None) -> dict[str, Any]:
+        """The body of one /v1/chat/completions request inside a Batch API input file."""
+        return {"model": self.spec.model, "messages": messages, **self._with_schema(params, schema)}
+
+    def api(self) -> openai.OpenAI:
+        """The official client (the Batch API's files and batches endpoints)."""
+        return self._get_client()
 
     def _with_schema(self, params: dict[str, Any], schema: Schema | None) -> dict[str, Any]:
         kwargs = dict(params)
-        if schema is None:
-            return kwargs
-        plain = json_schema_of(schema)
-        if self._schema_dialect == "json_object":
-            kwargs["response_format"] = {"type": "json_object", "schema": plain}
-        else:
-            strict = strict_schema(plain)
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": schema_name(schema),
-                    "schema": strict or plain,
-                    "strict": bool(strict),
-                },
-            }
+        if schema is not None:
+            kwargs["response_format"] = self._response_format(schema)
         return kwargs
+
+    def _response_format(self, schema: Schema) -> dict[str, Any]:
+        """Built once per schema and dialect (a deep copy and a walk of the schema each time add up)."""
+        memo_key = (self._schema_dialect, schema if isinstance(schema, type) else json.dumps(schema, sort_keys=True))
+        if memo_key not in self._formats:
+            plain = json_schema_of(schema)
+            if self._schema_dialect == "json_object":
+                self._formats[memo_key] = {"type": "json_object", "schema": plain}
+            else:
+                strict = strict_schema(plain)
+                self._formats[memo_key] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": schema_name(schema), "schema": strict or plain, "strict": bool(strict)},
+                }
+        return self._formats[memo_key]
 
     def count_tokens(self, texts: list[str]) -> TokenCount:
         try:

@@ -6,6 +6,8 @@ listed (Ollama, local GGUF, other servers) have no price: cost is None, never a 
 
 from __future__ import annotations
 
+BATCH_DISCOUNT = 0.5  # the Batch API bills half the live price for the same tokens
+
 PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "gpt-4o-mini": (0.15, 0.60),
     "gpt-4o": (2.50, 10.00),
@@ -34,9 +36,10 @@ def price_for(backend: str, model: str) -> tuple[float, float] | None:
 
 
 def cost_usd(
-    backend: str, model: str, prompt_tokens: int | None, completion_tokens: int | None
+    backend: str, model: str, prompt_tokens: int | None, completion_tokens: int | None, batch: bool = False
 ) -> float | None:
     price = price_for(backend, model)
     if price is None or prompt_tokens is None or completion_tokens is None:
         return None
-    return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+    live = (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+    return live * BATCH_DISCOUNT if batch else live

@@ -4,6 +4,7 @@ and the model's reply validated against it."""
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from typing import Any
@@ -17,9 +18,15 @@ class InvalidJSONError(ValueError):
     """The reply is not JSON matching the schema."""
 
 
+@functools.lru_cache(maxsize=256)
+def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
+
+
 def json_schema_of(schema: Schema) -> dict[str, Any]:
+    """The JSON schema (read-only: shared between calls, since pydantic takes milliseconds to build it)."""
     if isinstance(schema, type) and issubclass(schema, BaseModel):
-        return schema.model_json_schema()
+        return _model_schema(schema)
     if isinstance(schema, dict):
         return schema
     raise TypeError(f"schema must be a pydantic BaseModel class or a JSON-schema dict, got {schema!r}")

@@ -67,6 +67,9 @@ class CostEstimate:
     cost_low_usd: float | None  # prompt tokens only
     cost_high_usd: float | None  # prompt + full completion budget
     note: str = ""
+    batch_cost_usd: float | None = None  # expected through the Batch API (half price), where the backend has it
+    batch: bool = False  # the run will use the Batch API
+
 
     def __str__(self) -> str:
         head = (
@@ -74,6 +77,9 @@ class CostEstimate:
             if self.cost_usd is None
             else f"about ${self.cost_usd:.2f}"
         )
+        if self.batch_cost_usd is not None:
+            head = (f"about ${self.batch_cost_usd:.2f} by the Batch API (live: ${self.cost_usd:.2f})" if self.batch
+                    else f"{head} live or ${self.batch_cost_usd:.2f} by the Batch API (batch=True)")
         parts = [f"prompt tokens ≈ {self.prompt_tokens:,} by {self.token_method}"]
         parts.append(f"completion budget ≤ {self.completion_budget_tokens:,} tokens")
         if self.cost_low_usd is not None and self.cost_high_usd is not None:

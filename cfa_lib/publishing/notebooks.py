@@ -75,7 +75,9 @@ limit = 20               # None: the whole dataset
 sample_seed = None       # None: the first `limit` questions; an integer: a reproducible random sample
 judge_model = None       # None: gpt-4o-mini for OpenAI models, else the model itself
 tolerance = 0.02         # relative tolerance of the numeric grading
-max_concurrency = 8
+max_concurrency = 64            # a ceiling: the engine adapts to the provider's rate limit
+batch = False                   # True: OpenAI's Batch API, half the price, results within 24 h
+max_cost_usd = None             # stop cleanly before spending more than this
 results_path = None      # a results.json to analyse instead of running
 """, ["parameters"]),
     setup("from IPython.display import Markdown, display", "from cfa_lib.experiments import option_bias"),
@@ -83,7 +85,7 @@ results_path = None      # a results.json to analyse instead of running
        "interrupted run resumes where it stopped."),
     code("""
 settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, judge_model=judge_model,
-                    tolerance=tolerance, max_concurrency=max_concurrency)
+                    tolerance=tolerance, max_concurrency=max_concurrency, batch=batch, max_cost_usd=max_cost_usd)
 data, path = run_or_load(option_bias, settings, results_path)
 """),
     md("## Summary"),
@@ -114,14 +116,16 @@ sample_seed = None
 judge_model = None       # None: gpt-4o-mini for OpenAI models, else the model itself
 gold_model = None        # None: the judge model derives the gold answers that options do not carry
 tolerance = 0.02
-max_concurrency = 8
+max_concurrency = 64            # a ceiling: the engine adapts to the provider's rate limit
+batch = False                   # True: OpenAI's Batch API, half the price, results within 24 h
+max_cost_usd = None             # stop cleanly before spending more than this
 results_path = None
 """, ["parameters"]),
     setup("from IPython.display import display", "from cfa_lib.experiments import three_tier"),
     md("## Run"),
     code("""
 settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, judge_model=judge_model,
-                    tolerance=tolerance, max_concurrency=max_concurrency)
+                    tolerance=tolerance, max_concurrency=max_concurrency, batch=batch, max_cost_usd=max_cost_usd)
 data, path = run_or_load(three_tier, settings, results_path, gold_model=gold_model)
 """),
     md("## Level distribution"),
@@ -154,14 +158,16 @@ dataset = "easy"
 limit = 20
 sample_seed = None
 perturbation_levels = [1, 2, 3]  # any of 1, 2, 3
-max_concurrency = 8
+max_concurrency = 64            # a ceiling: the engine adapts to the provider's rate limit
+batch = False                   # True: OpenAI's Batch API, half the price, results within 24 h
+max_cost_usd = None             # stop cleanly before spending more than this
 results_path = None
 """, ["parameters"]),
     setup("from IPython.display import display", "from cfa_lib.experiments import counterfactual"),
     md("## Run"),
     code("""
 settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed,
-                    max_concurrency=max_concurrency)
+                    max_concurrency=max_concurrency, batch=batch, max_cost_usd=max_cost_usd)
 data, path = run_or_load(counterfactual, settings, results_path, generator_model=generator_model,
                          perturbation_levels=perturbation_levels)
 """),
