@@ -139,14 +139,9 @@ def _perturb_unknown(
 def _accept(question: Question, plan: Plan, text: str, answer_scale: float) -> PerturbationRecord:
     """Span checks of the rewrite step, then: the text changed, and one option holds the new answer."""
     record = plan.record
-    checks = check_rewrite(plan, text)
-    record.trail.extend(Check(f"substitution_{c.name}", c.passed, c.detail) for c in checks)
-    failed = [c for c in checks if not c.passed]
-    if failed:
-        return finish(record, "rejected", f"substituted text failed {failed[0].name}: {failed[0].detail}")
-    problem = _unchanged(question, record, text)
-    if problem:
-        return finish(record, "rejected", problem, "changed")
+    rejected = _substitution_rejected(question, plan, text)
+    if rejected is not None:
+        return rejected
     assert record.new_answer_value is not None
     matching = [
         letter
@@ -162,6 +157,18 @@ def _accept(question: Question, plan: Plan, text: str, answer_scale: float) -> P
     record.question = text
     record.rewrite_path = "substitution"
     return finish(record, "valid", "")
+
+
+def _substitution_rejected(question: Question, plan: Plan, text: str) -> PerturbationRecord | None:
+    """The rewrite step's span checks on the substituted text, then: the text must have changed."""
+    record = plan.record
+    checks = check_rewrite(plan, text)
+    record.trail.extend(Check(f"substitution_{c.name}", c.passed, c.detail) for c in checks)
+    failed = [c for c in checks if not c.passed]
+    if failed:
+        return finish(record, "rejected", f"substituted text failed {failed[0].name}: {failed[0].detail}")
+    problem = _unchanged(question, record, text)
+    return finish(record, "rejected", problem, "changed") if problem else None
 
 
 def _unchanged(question: Question, record: PerturbationRecord, text: str) -> str:
@@ -248,14 +255,9 @@ def perturb_decision(
         for info in infos.values()
         if info.text is not None and info.occurrences and info.spec.span not in old_spans
     ]
-    checks = check_rewrite(Plan(record, old_spans, new_spans, kept, ""), text)
-    record.trail.extend(Check(f"substitution_{c.name}", c.passed, c.detail) for c in checks)
-    failed = [c for c in checks if not c.passed]
-    if failed:
-        return finish(record, "rejected", f"substituted text failed {failed[0].name}: {failed[0].detail}")
-    problem = _unchanged(question, record, text)
-    if problem:
-        return finish(record, "rejected", problem, "changed")
+    rejected = _substitution_rejected(question, Plan(record, old_spans, new_spans, kept, ""), text)
+    if rejected is not None:
+        return rejected
     record.trail.append(Check("decision", True, f"{value:.6g} picks {key} (margin {margin:.1%})"))
     record.question = text
     record.choices = dict(question.choices)

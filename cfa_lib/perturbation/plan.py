@@ -147,31 +147,18 @@ def _plan_unknown(
     upper = 1.0 if info.spec.kind == "rate" and info.scale != 1.0 else None
     original_answer = verification.original_answer_value
     assert original_answer is not None
-    try:
-        solved = solve_for(verification.answer, values, unknown, original_answer, upper)
-    except FormulaError as error:
-        return finish(record, "not_verifiable", f"cannot solve for {unknown!r}: {error}", "round_trip")
-    if relative_difference(solved, values[unknown]) > ROUND_TRIP_TOL:
-        return finish(
-            record,
-            "not_verifiable",
-            f"solving for {unknown!r} gives {solved:.10g}, not the original {values[unknown]:g}",
-            "round_trip",
-        )
+    original = values[unknown]
+    solved = _solve_check(record, verification, values, unknown, original_answer, upper, ROUND_TRIP_TOL,
+                          "round_trip", f"solving for {unknown!r} gives {{:.10g}}, not the original {original:g}")
+    if isinstance(solved, PerturbationRecord):
+        return solved
     record.trail.append(Check("round_trip", True, f"{unknown} = {solved:.10g}"))
     correct = verification.options[question.answer]
-    stated_answer = correct.number * verification.answer_scale
-    try:
-        from_stated = solve_for(verification.answer, values, unknown, stated_answer, upper)
-    except FormulaError as error:
-        return finish(record, "not_verifiable", f"cannot solve from the stated answer: {error}", "stated_answer")
-    if relative_difference(from_stated, values[unknown]) > STATED_ANSWER_TOL:
-        return finish(
-            record,
-            "not_verifiable",
-            f"the rounded answer {correct.core} implies {unknown} = {from_stated:.6g}, not {values[unknown]:g}",
-            "stated_answer",
-        )
+    from_stated = _solve_check(record, verification, values, unknown, correct.number * verification.answer_scale,
+                               upper, STATED_ANSWER_TOL, "stated_answer",
+                               f"the rounded answer {correct.core} implies {unknown} = {{:.6g}}, not {original:g}")
+    if isinstance(from_stated, PerturbationRecord):
+        return from_stated
     record.trail.append(Check("stated_answer", True, f"{correct.core} implies {unknown} = {from_stated:.6g}"))
     record.changed = [unknown]
     record.new_values = values
@@ -196,6 +183,20 @@ def _plan_unknown(
         kept=", ".join(kept) or "none",
     )
     return Plan(record, [info.spec.span], [correct.core], kept, prompt, level3_answer_text=correct.core)
+
+
+def _solve_check(record: PerturbationRecord, verification: Verification, values: Mapping[str, float], unknown: str,
+                 target: float, upper: float | None, tolerance: float, check: str, mismatch: str
+                 ) -> float | PerturbationRecord:
+    """The unknown solved from `target`, or the record finished as not verifiable: the solve failed, or its
+    result is not the original input within `tolerance` (`mismatch` formats the solved value)."""
+    try:
+        solved = solve_for(verification.answer, values, unknown, target, upper)
+    except FormulaError as error:
+        return finish(record, "not_verifiable", f"cannot solve for {unknown!r}: {error}", check)
+    if relative_difference(solved, values[unknown]) > tolerance:
+        return finish(record, "not_verifiable", mismatch.format(solved), check)
+    return solved
 
 
 def _rebuild_choices_into(
