@@ -78,3 +78,29 @@ def test_two_processes_running_the_same_batch_pay_for_each_request_once(tmp_path
     assert [r["text"] for r in first] == [r["text"] for r in second] and all(r["ok"] for r in first + second)
     assert len(stats["prompts"]) == N and all(p["answered"] == 1 for p in stats["prompts"].values())
     assert stats["answered"] == N
+
+
+def test_a_chunk_is_claimed_in_one_go_with_the_same_rules(tmp_path) -> None:
+    """claim_many (what complete_many uses): answered keys come back, live claims of others are left alone,
+    claims of dead runs are taken over, and an answer or release_many ends this process's claims."""
+    cache = CompletionCache(tmp_path)
+    cache.put("answered", "m", {"text": "done", "model": "m"})
+    holder = holder_process()
+    dead = holder_process()
+    dead.kill()
+    dead.wait()
+    try:
+        claim_as(cache, "held", holder.pid)
+        claim_as(cache, "orphan", dead.pid)
+        mine, answered = cache.claim_many(["answered", "held", "orphan", "free"])
+        assert mine == {"orphan", "free"} and answered == {"answered": {"text": "done", "model": "m"}}
+        with cache._connect() as conn:
+            owners = dict(conn.execute("SELECT key, pid FROM claims").fetchall())
+        assert owners == {"held": holder.pid, "orphan": os.getpid(), "free": os.getpid()}
+        cache.put("free", "m", {"text": "x", "model": "m"})
+        cache.release_many(["orphan"])
+        with cache._connect() as conn:
+            assert dict(conn.execute("SELECT key, pid FROM claims").fetchall()) == {"held": holder.pid}
+    finally:
+        holder.kill()
+        holder.wait()

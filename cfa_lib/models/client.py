@@ -318,6 +318,17 @@ class ModelClient:
                         self.cache.release(key)
             time.sleep(CLAIM_POLL_S)
 
+    def _run_claimed(self, messages: Messages, params: dict[str, Any], schema: Schema | None, key: str
+                     ) -> Completion:
+        """`_run` for a request this process has claimed (claim_many); a failure gives the claim up."""
+        completion = None
+        try:
+            completion = self._run(messages, params, schema, key)
+            return completion
+        finally:
+            if completion is None or not completion.ok:  # a stored answer released its claim
+                self.cache.release(key)
+
     def _failure(self, start: float, retries: int, error: str, kind: str) -> Completion:
         return Completion(
             text="",
@@ -420,23 +431,35 @@ class ModelClient:
     # -- live ---------------------------------------------------------------------------------------
     def _send_live(self, items: list[BatchItem], max_concurrency: int, budget: _Budget,
                    done: Callable[[str, Completion], None]) -> list[str]:
-        """Send on a pool of `max_concurrency` threads; each HTTP attempt waits for a connection of the
-        adaptive limit. Returns the keys left unsent by the spend cap."""
+        """Send on a thread pool; each HTTP attempt waits for a connection of the adaptive limit.
+        Requests are claimed in the cache a chunk at a time, just before they are handed to the pool.
+        Returns the keys left unsent by the spend cap."""
         ceiling = min(max_concurrency, self.backend.fixed_concurrency or max_concurrency)
         self.limit.set_ceiling(ceiling)
+        workers = max(1, min(ceiling + max(2, ceiling // 4), len(items)))  # spare threads for cache writes
+        window = 2 * workers  # handed to the pool and not yet answered
         queue = deque(items)
-        window = len(items) if budget.cap is None else 2 * ceiling  # under a cap: reserve as we go
-        # A few threads more than connections, so that a thread busy with the cache never leaves one idle.
-        pool = ThreadPoolExecutor(max_workers=max(1, min(ceiling + max(2, ceiling // 4), len(items))))
+        claimed: deque[tuple[BatchItem, bool]] = deque()  # (item, claimed by us: else another run has it)
+        pool = ThreadPoolExecutor(max_workers=workers)
         futures: dict[Future[Completion], str] = {}
         try:
-            while queue or futures:
-                while queue and len(futures) < window and budget.reserve(queue[0].key):
-                    item = queue.popleft()
-                    future = pool.submit(self._run_once, item.messages, item.params, item.schema, item.key)
-                    futures[future] = item.key
+            while queue or claimed or futures:
+                if queue and len(claimed) < workers:
+                    chunk = [queue.popleft() for _ in range(min(len(queue), window))]
+                    mine, answered = self.cache.claim_many([i.key for i in chunk], use_cached=not self.refresh)
+                    for item in chunk:
+                        if item.key in answered:  # answered by another run since we looked
+                            done(item.key, self._from_cache(answered[item.key]))
+                        else:
+                            claimed.append((item, item.key in mine))
+                while claimed and len(futures) < window and budget.reserve(claimed[0][0].key):
+                    item, ours = claimed.popleft()
+                    run = self._run_claimed if ours else self._run_once
+                    futures[pool.submit(run, item.messages, item.params, item.schema, item.key)] = item.key
                 if not futures:
-                    break  # the cap allows nothing more
+                    if claimed and not budget.reserve(claimed[0][0].key):
+                        break  # the cap allows nothing more
+                    continue
                 finished, _ = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in finished:
                     key = futures.pop(future)
@@ -445,9 +468,11 @@ class ModelClient:
                     done(key, completion)
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C in Jupyter: stop sending
+            self.cache.release_many([item.key for item, ours in claimed if ours])
             raise
         pool.shutdown(wait=True)
-        return [item.key for item in queue]
+        self.cache.release_many([item.key for item, ours in claimed if ours])
+        return [item.key for item, _ in claimed] + [item.key for item in queue]
 
     # -- batch --------------------------------------------------------------------------------------
     def _batch_available(self) -> bool:

@@ -1,8 +1,10 @@
 """Adaptive concurrency: find the provider's limit instead of guessing it (AIMD, as TCP and inspect_ai do).
 
 Start at 16 connections; while responses are clean grow by one per answer (doubling per round trip)
-until the first 429, then by one per round trip. A 429 cuts the limit by a quarter, at most once per
+until the first 429, then by one per round trip. A 429 cuts the limit by 15 %, at most once per
 round trip (the 429s of requests sent before the cut say nothing new), and never counts as a failure.
+A gentle cut keeps the average close to a hard server limit (90 % of it, rather than 75 % when halving);
+repeated 429s still bring it down fast, and every 429 waits for its Retry-After.
 Server errors and timeouts pause growth for a round trip without cutting. `max_concurrency` is the ceiling.
 """
 
@@ -13,7 +15,7 @@ import time
 from typing import Literal
 
 START = 16
-CUT = 0.75  # gentler than halving: a hard server limit is found again within a few round trips
+CUT = 0.85
 HISTORY_MAX = 2000  # [t, limit] changes kept for the results metadata
 
 Outcome = Literal["ok", "rate_limited", "error"]
