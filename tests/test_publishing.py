@@ -41,3 +41,19 @@ def test_pipeline_and_book_take_their_notebooks_from_the_registry(tmp_path: Path
     jobs = pipeline.plan(["local"], "easy", 2, None, None, tmp_path, tmp_path / "results", include_reference=True)
     assert [job.notebook.name for job in jobs] == [e.notebook for e in EXPERIMENTS.values()] + [FIGURES_NOTEBOOK]
     assert pages.EXECUTED == tuple(Path(job.notebook.name).stem for job in jobs)
+
+
+def test_pipeline_passes_batch_and_the_spend_cap_to_every_experiment_notebook(tmp_path: Path):
+    jobs = pipeline.plan(["gpt-4o-mini"], "easy", 10, None, None, tmp_path, tmp_path / "results", True,
+                         batch=True, max_cost_usd=5.0)
+    experiment_jobs = [job for job in jobs if job.notebook.name != FIGURES_NOTEBOOK]
+    assert len(experiment_jobs) == len(EXPERIMENTS)
+    assert all(job.parameters["batch"] is True and job.parameters["max_cost_usd"] == 5.0 for job in experiment_jobs)
+    plain = pipeline.plan(["local"], "easy", 10, None, None, tmp_path, tmp_path / "results", True)
+    assert not any("batch" in job.parameters or "max_cost_usd" in job.parameters for job in plain)
+
+
+@pytest.mark.parametrize("text", ["0", "-3", "inf", "five"])
+def test_a_spend_cap_that_is_not_a_positive_amount_is_refused_by_name(text: str):
+    with pytest.raises(Exception, match="--max-cost-usd"):
+        pipeline.parse_cost(text)

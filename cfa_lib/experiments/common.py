@@ -79,11 +79,26 @@ def metadata(experiment: str, settings: Settings, n_questions: int, **extra: Any
         "limit": settings.limit,
         "sample_seed": settings.sample_seed,
         "tolerance": settings.tolerance,
+        "max_concurrency": settings.max_concurrency,
+        "batch": settings.batch,
+        "max_cost_usd": settings.max_cost_usd,
         "prompt_version": PROMPT_VERSION,
         "package_version": __version__,
         "timestamp": datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
         **extra,
     }
+
+
+def engine_stats(**clients: Any) -> dict[str, Any]:
+    """The engine's record of each role's client (concurrency history, 429s, batches, spend); a client that
+    serves two roles (the subject judging itself) is listed under its first role only."""
+    seen: set[int] = set()
+    stats = {}
+    for role, client in clients.items():
+        if client is not None and id(client) not in seen:
+            seen.add(id(client))
+            stats[role] = client.engine_stats()
+    return stats
 
 
 def usage(completions: Sequence[Completion | None]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ extraction), and the metrics compare the two on the same questions.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,15 @@ from typing import Any
 
 from cfa_lib import params, prompts, stats
 from cfa_lib.data import Question
-from cfa_lib.experiments.common import Settings, count, grade_letter, load_run, metadata, ready_client, usage
+from cfa_lib.experiments.common import (
+    Settings,
+    engine_stats,
+    grade_letter,
+    load_run,
+    metadata,
+    ready_client,
+    usage,
+)
 from cfa_lib.models import Completion, Request, complete_keyed, get_client, parse_model_name
 from cfa_lib.perturbation import (
     PerturbationRecord,
@@ -81,7 +90,8 @@ def run(settings: Settings, generator_model: str | None = None, perturbation_lev
     summary = summarize(rows, levels)
     summary["coverage"] = {str(k): v for k, v in coverage_counts(records).items()}
     summary["usage"] = {"subject": usage(list(answers.values()))}
-    meta = metadata(EXPERIMENT, settings, len(questions), engine=client.engine_stats(), generator_model=generator_name,
+    meta = metadata(EXPERIMENT, settings, len(questions), engine=engine_stats(subject=client),
+                    generator_model=generator_name,
                     perturbation_levels=levels, perturbation_seed=seed)
     meta.pop("judge_model")
     data = {"metadata": meta, "summary": summary, "results": [row.to_dict() for row in rows]}
@@ -188,8 +198,8 @@ def summarize(rows: Sequence[Row], levels: Sequence[int] | None = None) -> dict[
             "memorization_gap_as_published": None if not originals or acc_after is None
             else _rate(originals) - acc_after,
             "flips": flips(rows, level),
-            "by_source": count([p.get("source") or "generator" for r in rows for p in r.perturbations
-                                if p["level"] == level and p["valid"]]),
+            "by_source": dict(Counter(p.get("source") or "generator" for r in rows for p in r.perturbations
+                                      if p["level"] == level and p["valid"])),
         }
     tested = [r for r in rows if r.original["correct"] is not None
               and any(p["valid"] and p.get("correct") is not None for p in r.perturbations)]

@@ -21,6 +21,7 @@ from cfa_lib.data import Question
 from cfa_lib.experiments.common import (
     Settings,
     count,
+    engine_stats,
     grade_letter,
     load_run,
     metadata,
@@ -208,6 +209,7 @@ def run(settings: Settings) -> tuple[dict[str, Any], Path]:
         and grade_open_numerically(q, open_.text, settings.tolerance) is None
     }
     judged: dict[str, Completion] = {}
+    judge = None
     if to_judge:
         judge = client if settings.resolved_judge == settings.model else ready_client(settings.resolved_judge)
         judged = complete_keyed(judge, to_judge, **settings.engine(), desc="Judge")
@@ -216,7 +218,8 @@ def run(settings: Settings) -> tuple[dict[str, Any], Path]:
     summary = summarize(rows)
     summary["usage"] = {"subject": usage(list(answers.values())), "judge": usage(list(judged.values()))}
     summary["total_tokens"] = sum(u["prompt_tokens"] + u["completion_tokens"] for u in summary["usage"].values())
-    data = {"metadata": metadata(EXPERIMENT, settings, len(questions), engine=client.engine_stats()),
+    meta = metadata(EXPERIMENT, settings, len(questions), engine=engine_stats(subject=client, judge=judge))
+    data = {"metadata": meta,
             "summary": summary,
             "results": [row.to_dict() for row in rows]}
     path = write_results(EXPERIMENT, new_run_id(settings.model, settings.dataset), data)

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from cfa_lib import params, prompts, stats
 from cfa_lib.answers import Number, aligned_values, extract_number, gold_number_from_option, grade_number, parse_reply
 from cfa_lib.data import Question
-from cfa_lib.experiments.common import Settings, count, load_run, metadata, ready_client, usage
+from cfa_lib.experiments.common import Settings, count, engine_stats, load_run, metadata, ready_client, usage
 from cfa_lib.gold import GoldAnswer, gold_answers
 from cfa_lib.models import Completion, Request, complete_keyed, get_client
 from cfa_lib.results import ResultRow, new_run_id, write_results
@@ -161,7 +161,7 @@ def run(settings: Settings, gold_model: str | None = None, agreement_sample: int
     summary["usage"] = {"subject": usage(list(responses.values())),
                         "judge": usage(list(judged.values()) + list(attributions.values()))}
     data = {"metadata": metadata(EXPERIMENT, settings, len(questions), gold_model=gold_name,
-                                 engine=client.engine_stats()),
+                                 engine=engine_stats(subject=client, judge=judge, gold=gold_client)),
             "summary": summary, "results": [row.to_dict() for row in rows.values()]}
     return data, write_results(EXPERIMENT, new_run_id(settings.model, settings.dataset), data)
 

@@ -309,13 +309,7 @@ class ModelClient:
             if payload is not None:
                 return self._from_cache(payload)
             if mine:
-                completion = None
-                try:
-                    completion = self._run(messages, params, schema, key)
-                    return completion
-                finally:
-                    if completion is None or not completion.ok:  # a stored answer released its claim
-                        self.cache.release(key)
+                return self._run_claimed(messages, params, schema, key)
             time.sleep(CLAIM_POLL_S)
 
     def _run_claimed(self, messages: Messages, params: dict[str, Any], schema: Schema | None, key: str

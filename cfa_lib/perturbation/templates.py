@@ -24,7 +24,7 @@ from cfa_lib.perturbation.formula import Formula, FormulaError, parse_formula
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers
 from cfa_lib.perturbation.types import ExtractedParameter, FormulaExtraction, ParameterInfo, Verification
 from cfa_lib.perturbation.values import solve_for
-from cfa_lib.perturbation.verify import verify_extraction
+from cfa_lib.perturbation.verify import span_scale, verify_extraction
 from cfa_lib.results import PROJECT_ROOT
 
 TEMPLATES_DIR_ENV = "CFA_TEMPLATES_DIR"
@@ -290,17 +290,10 @@ def _verify_parameters(question: Question, template: Template) -> Verification:
         if len(numbers) > 1:
             raise _Failed("values_match_spans", f"span {spec.span!r} of {spec.name!r} holds {len(numbers)} numbers")
         text: NumberText | None = numbers[0] if numbers else None
-        scale = 1.0
-        if text is not None:
-            matching = [
-                s for s in text.scales if math.isclose(spec.value, text.number * s, rel_tol=1e-9, abs_tol=1e-12)
-            ]
-            if not matching:
-                raise _Failed(
-                    "values_match_spans",
-                    f"parameter {spec.name!r}: value {spec.value:g} does not match its span {spec.span!r}",
-                )
-            scale = matching[-1]
+        scale = span_scale(spec.value, text) if text is not None else 1.0
+        if scale is None:
+            raise _Failed("values_match_spans",
+                          f"parameter {spec.name!r}: value {spec.value:g} does not match its span {spec.span!r}")
         parameters[spec.name] = ParameterInfo(spec.as_extracted(), text, scale, occurrences)
 
     used = set().union(*(f.names for f in formulas))

@@ -36,6 +36,12 @@ def option_numbers(question: Question) -> OptionNumbers:
     return OptionNumbers({letter: numbers[letter] for letter in question.choices})
 
 
+def span_scale(value: float, text: NumberText) -> float | None:
+    """The scale at which `value` is the number written in its span ("7%" and 0.07: 0.01), or None."""
+    matching = [s for s in text.scales if math.isclose(value, text.number * s, rel_tol=1e-9, abs_tol=1e-12)]
+    return matching[-1] if matching else None
+
+
 def verify_extraction(question: Question, extraction: FormulaExtraction, rel_tol: float = 0.005) -> Verification:
     """Check 1: with the original values the formula reproduces the correct option within `rel_tol`.
 
@@ -87,18 +93,10 @@ def verify_extraction(question: Question, extraction: FormulaExtraction, rel_tol
                 "spans_in_question",
                 f"span {spec.span!r} of parameter {spec.name!r} is not in the question",
             )
-        scale = 1.0
-        if text is not None:
-            matching = [
-                s for s in text.scales if math.isclose(spec.value, text.number * s, rel_tol=1e-9, abs_tol=1e-12)
-            ]
-            if not matching:
-                return fail(
-                    "not_verifiable",
-                    "values_match_spans",
-                    f"parameter {spec.name!r}: value {spec.value:g} does not match its span {spec.span!r}",
-                )
-            scale = matching[-1]
+        scale = span_scale(spec.value, text) if text is not None else 1.0
+        if scale is None:
+            return fail("not_verifiable", "values_match_spans",
+                        f"parameter {spec.name!r}: value {spec.value:g} does not match its span {spec.span!r}")
         parameters[spec.name] = ParameterInfo(spec, text, scale, occurrences)
     trail.append(
         Check("spans_in_question", True, f"{sum(1 for p in parameters.values() if p.occurrences)} spans found")

@@ -57,6 +57,20 @@ def setup(*imports: str) -> dict:
     return code("\n\n".join("\n".join(block) for block in (ipython, ours) if block) + "\n\nfigures.use_style()")
 
 
+def parameters(own: str) -> dict:
+    """The papermill parameters cell: what every experiment notebook takes, and the notebook's own."""
+    return code(f"""model = "local"          # "local", "gpt-4o-mini", "ollama/llama3.1:8b", "local:/path/model.gguf"
+dataset = "easy"         # "easy" (1032 questions) or "challenge" (90)
+limit = 20               # None: the whole dataset
+sample_seed = None       # None: the first `limit` questions; an integer: a reproducible random sample
+{own.strip()}
+max_concurrency = 64            # a ceiling: the engine adapts to the provider's rate limit
+batch = False                   # True: OpenAI's Batch API, half the price, results within 24 h
+max_cost_usd = None             # stop cleanly before spending more than this
+results_path = None      # a results.json to analyse instead of running
+""", ["parameters"])
+
+
 OPTION_BIAS = [
     md("""
 # Option bias: do the answer choices help the model?
@@ -68,18 +82,10 @@ on the paired outcomes. Format B answers are graded against the correct option: 
 option carries one (±tolerance, and never closer to a distractor than to the gold), otherwise by an
 LLM judge. Failed model or judge calls are excluded from the pairs and reported, never counted wrong.
 """),
-    code("""
-model = "local"          # "local", "gpt-4o-mini", "ollama/llama3.1:8b", "local:/path/model.gguf"
-dataset = "easy"         # "easy" (1032 questions) or "challenge" (90)
-limit = 20               # None: the whole dataset
-sample_seed = None       # None: the first `limit` questions; an integer: a reproducible random sample
+    parameters("""
 judge_model = None       # None: gpt-4o-mini for OpenAI models, else the model itself
 tolerance = 0.02         # relative tolerance of the numeric grading
-max_concurrency = 64            # a ceiling: the engine adapts to the provider's rate limit
-batch = False                   # True: OpenAI's Batch API, half the price, results within 24 h
-max_cost_usd = None             # stop cleanly before spending more than this
-results_path = None      # a results.json to analyse instead of running
-""", ["parameters"]),
+"""),
     setup("from IPython.display import Markdown, display", "from cfa_lib.experiments import option_bias"),
     md("## Run\n\nThe cost estimate comes first; completions are cached, so a rerun is free and an "
        "interrupted run resumes where it stopped."),
@@ -108,19 +114,11 @@ different assumption is marked wrong). The open answers are graded on three leve
 and **C incorrect**, and every C gets an error category. Numbers decide what numbers can; the judge
 decides the band between the tolerance and a factor of 2, and answers in words.
 """),
-    code("""
-model = "local"
-dataset = "easy"
-limit = 20
-sample_seed = None
+    parameters("""
 judge_model = None       # None: gpt-4o-mini for OpenAI models, else the model itself
 gold_model = None        # None: the judge model derives the gold answers that options do not carry
-tolerance = 0.02
-max_concurrency = 64            # a ceiling: the engine adapts to the provider's rate limit
-batch = False                   # True: OpenAI's Batch API, half the price, results within 24 h
-max_cost_usd = None             # stop cleanly before spending more than this
-results_path = None
-""", ["parameters"]),
+tolerance = 0.02         # relative tolerance of the numeric grading
+"""),
     setup("from IPython.display import display", "from cfa_lib.experiments import three_tier"),
     md("## Run"),
     code("""
@@ -151,18 +149,10 @@ correct option: whether the model follows the new key or keeps the old one is th
 memorization test. A question without a template goes to a generator model that proposes a formula,
 under the same checks. Nothing a model says about the new answer is trusted.
 """),
-    code("""
-model = "local"
-generator_model = None         # None: gpt-4o for OpenAI models (as in the study), else the model itself
-dataset = "easy"
-limit = 20
-sample_seed = None
+    parameters("""
+generator_model = None   # None: gpt-4o for OpenAI models (as in the study), else the model itself
 perturbation_levels = [1, 2, 3]  # any of 1, 2, 3
-max_concurrency = 64            # a ceiling: the engine adapts to the provider's rate limit
-batch = False                   # True: OpenAI's Batch API, half the price, results within 24 h
-max_cost_usd = None             # stop cleanly before spending more than this
-results_path = None
-""", ["parameters"]),
+"""),
     setup("from IPython.display import display", "from cfa_lib.experiments import counterfactual"),
     md("## Run"),
     code("""

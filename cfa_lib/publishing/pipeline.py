@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,9 +55,20 @@ def parse_limit(text: str | None) -> int | None:
     return value
 
 
+def parse_cost(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"--max-cost-usd {text!r} is not valid: accepted values are a positive "
+                                         "number of US dollars, such as 5.")
+    return value
+
+
 def plan(models: Sequence[str], dataset: str, limit: int | None, sample_seed: int | None,
          max_concurrency: int | None, book_root: Path, results_dir: Path, include_reference: bool,
-         figures_only: bool = False) -> list[Job]:
+         figures_only: bool = False, batch: bool = False, max_cost_usd: float | None = None) -> list[Job]:
     """The notebooks to run, in order, with their papermill parameters."""
     jobs: list[Job] = []
     if not figures_only:
@@ -67,6 +79,10 @@ def plan(models: Sequence[str], dataset: str, limit: int | None, sample_seed: in
                                       "sample_seed": sample_seed}
             if max_concurrency is not None:
                 params["max_concurrency"] = max_concurrency
+            if batch:
+                params["batch"] = True
+            if max_cost_usd is not None:
+                params["max_cost_usd"] = max_cost_usd
             jobs += [Job(NOTEBOOKS_DIR / e.notebook, out_dir / e.notebook, params, model)
                      for e in EXPERIMENTS.values()]
     jobs.append(Job(
@@ -133,6 +149,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=parse_limit, default=8, help='questions per run; "" or none: all')
     parser.add_argument("--sample-seed", type=int, default=None)
     parser.add_argument("--max-concurrency", type=int, default=None)
+    parser.add_argument("--batch", action="store_true",
+                        help="send uncached requests through OpenAI's Batch API (half price, results within 24 h)")
+    parser.add_argument("--batch-fallback", choices=("batch", "live"), default=None,
+                        help="requests that failed inside a batch: retry by batch (default) or live")
+    parser.add_argument("--max-cost-usd", type=parse_cost, default=None,
+                        help="stop cleanly before the whole run spends more than this (all notebooks together)")
     parser.add_argument("--no-reference", action="store_true",
                         help="leave the original study's runs out of 04")
     parser.add_argument("--figures-only", action="store_true", help="run notebook 04 alone")
@@ -144,11 +166,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     models = args.models.split()
     if args.results_dir is not None:  # the notebooks' kernels inherit it, so 01-03 write where 04 reads
         os.environ["CFA_RESULTS_DIR"] = str(args.results_dir.resolve())
+    if args.batch_fallback is not None:
+        os.environ["CFA_BATCH_FALLBACK"] = args.batch_fallback
+    # one spend cap for the whole run: every notebook kernel inherits the session and adds to its total
+    os.environ.setdefault("CFA_SPEND_SESSION", f"pipeline-{uuid.uuid4().hex}")
     if not models and not args.figures_only:
         parser.error("--models is empty: name at least one model, e.g. --models local")
     jobs = plan(models, args.dataset, args.limit, args.sample_seed, args.max_concurrency,
                 args.book_root.resolve(), (args.results_dir or results_root()).resolve(),
-                include_reference=not args.no_reference, figures_only=args.figures_only)
+                include_reference=not args.no_reference, figures_only=args.figures_only, batch=args.batch,
+                max_cost_usd=args.max_cost_usd)
     try:
         run(jobs)
     except PipelineError as exc:
