@@ -72,10 +72,11 @@ def run_study(url: str, work: Path, limit: str, extra_env: dict[str, str]) -> fl
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from cfa_lib import pipeline\n"
+        "from cfa_lib.experiments import FIGURES_NOTEBOOK\n"
+        "from cfa_lib.publishing import pipeline\n"
         f"jobs = pipeline.plan([{MODEL!r}], 'easy', pipeline.parse_limit({limit!r}), None, {CEILING}, "
         f"Path({str(work)!r}), Path({str(work / 'results')!r}), include_reference=False)\n"
-        "pipeline.run([j for j in jobs if j.notebook.name in pipeline.EXPERIMENT_NOTEBOOKS])\n"
+        "pipeline.run([j for j in jobs if j.notebook.name != FIGURES_NOTEBOOK])\n"
     )
     start = time.monotonic()
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)

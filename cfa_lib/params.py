@@ -85,6 +85,19 @@ def check_levels(levels: Any) -> list[int]:
     return sorted(set(levels))
 
 
+def check_judges(value: Any, parameter: str = "judge_model") -> list[str] | None:
+    """None, one model name, or a panel: a list of names (papermill's `-p judge_model '["a", "b"]'` passes
+    the list as text)."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().startswith("["):
+        value = re.findall(r"['\"]([^'\"]+)['\"]", value) or value
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list | tuple) or not names or len(set(names)) != len(names):
+        raise _fail(parameter, value, "None, a model name, or a list of different model names")
+    return [check_model(name, parameter) for name in names]
+
+
 def check_model(name: Any, parameter: str = "model") -> str:
     """Parse the name now, so an unknown model stops the notebook before any question is asked."""
     from cfa_lib.models import ModelSpecError, parse_model_name

@@ -20,7 +20,8 @@ def answer(text: str, **kw) -> Completion:
 
 def grade(qid: str, with_text: str, without_text: str, judged: Completion | None = None, **kw) -> dict:
     q = QUESTIONS[qid]
-    return ob.grade_question(q, answer(with_text), answer(without_text, **kw), judged, 0.02).to_dict()
+    panel = {"judge": judged} if judged is not None else None
+    return ob.grade_question(q, answer(with_text), answer(without_text, **kw), panel, 0.02).to_dict()
 
 
 def grade_at(tolerance: float, qid: str, with_text: str, without_text: str) -> dict:

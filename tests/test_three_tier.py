@@ -120,7 +120,7 @@ def test_text_answer_goes_to_the_judge_and_takes_its_level() -> None:
     response = reply("The nominal risk-free rate is the real rate plus a premium for expected inflation.")
     row = tt.first_pass(EASY["easy_0"], gold, response, 0.02)
     assert row.level is None and not row.evaluation["auto_graded"] and row.excluded is None
-    tt.apply_verdict(row, gold, reply(parsed={"level": "A", "reasoning": "Same premium named."}))
+    tt.apply_verdict(row, gold, {"judge": reply(parsed={"level": "A", "reasoning": "Same premium named."})})
     assert row.level == "exact" and row.evaluation["reasoning"] == "Same premium named."
 
 
@@ -135,7 +135,7 @@ def test_failed_model_or_judge_excludes_the_row() -> None:
     row = tt.first_pass(EASY["easy_10"], PERPETUITY, failed, 0.02)
     assert row.excluded == "MODEL_FAILED" and row.level is None
     row = tt.first_pass(EASY["easy_10"], PERPETUITY, reply("The perpetuity is worth more."), 0.02)
-    tt.apply_verdict(row, PERPETUITY, failed)
+    tt.apply_verdict(row, PERPETUITY, {"judge": failed})
     assert row.excluded == "JUDGE_FAILED" and row.level is None
 
 

@@ -12,7 +12,8 @@ from typing import Any
 from cfa_lib import __version__, params
 from cfa_lib.answers import extract_choice
 from cfa_lib.data import Question, load_dataset
-from cfa_lib.models import DEFAULT_MAX_CONCURRENCY, Completion, get_client, parse_model_name
+from cfa_lib.experiments.judging import default_judges
+from cfa_lib.models import DEFAULT_MAX_CONCURRENCY, Completion, get_client
 from cfa_lib.prompts import PROMPT_VERSION
 from cfa_lib.results import ResultRow, load_results
 
@@ -25,7 +26,7 @@ class Settings:
     dataset: str = "easy"
     limit: int | None = 20
     sample_seed: int | None = None
-    judge_model: str | None = None
+    judge_model: str | list[str] | None = None  # a panel when a list: majority of the judges
     tolerance: float = 0.02
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY  # a ceiling: the engine finds the provider's limit
     batch: bool = False  # OpenAI's Batch API at half price (other backends say so and run live)
@@ -36,8 +37,7 @@ class Settings:
         params.check_dataset(self.dataset)
         params.check_limit(self.limit)
         params.check_seed(self.sample_seed)
-        if self.judge_model is not None:
-            params.check_model(self.judge_model, "judge_model")
+        params.check_judges(self.judge_model)
         params.check_tolerance(self.tolerance)
         params.check_concurrency(self.max_concurrency)
         params.check_cost_cap(self.max_cost_usd)
@@ -50,16 +50,16 @@ class Settings:
         return {"max_concurrency": self.max_concurrency, "batch": self.batch, "max_cost_usd": self.max_cost_usd}
 
     @property
-    def resolved_judge(self) -> str:
-        return self.judge_model or default_judge(self.model)
+    def judges(self) -> list[str]:
+        """The judge panel: never the subject, unless no other model is available (offline)."""
+        return params.check_judges(self.judge_model) or default_judges(self.model)
+
+    @property
+    def self_judged(self) -> bool:
+        return self.model in self.judges
 
     def questions(self) -> list[Question]:
         return load_dataset(self.dataset, limit=self.limit, sample_seed=self.sample_seed)
-
-
-def default_judge(model: str) -> str:
-    """gpt-4o-mini judges OpenAI models (as in the study); any other model judges itself, offline."""
-    return "gpt-4o-mini" if parse_model_name(model).backend == "openai" else model
 
 
 def ready_client(name: str):
@@ -75,7 +75,8 @@ def metadata(experiment: str, settings: Settings, n_questions: int, **extra: Any
         "dataset": settings.dataset,
         "n_questions": n_questions,
         "model": settings.model,
-        "judge_model": settings.resolved_judge,
+        "judge_model": settings.judges[0] if len(settings.judges) == 1 else settings.judges,
+        "self_judged": settings.self_judged,
         "limit": settings.limit,
         "sample_seed": settings.sample_seed,
         "tolerance": settings.tolerance,

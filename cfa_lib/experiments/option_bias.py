@@ -8,14 +8,14 @@ from the paired analysis and reported, never counted as wrong answers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from cfa_lib import prompts, stats
+from cfa_lib import params, prompts, stats
 from cfa_lib.answers import extract_number, grade_number, numeric_key, parse_reply
 from cfa_lib.data import Question
 from cfa_lib.experiments.common import (
@@ -28,6 +28,7 @@ from cfa_lib.experiments.common import (
     ready_client,
     usage,
 )
+from cfa_lib.experiments.judging import CALIBRATION_QUESTIONS, ask_panel, majority, run_calibration
 from cfa_lib.models import Completion, Request, complete_keyed, get_client
 from cfa_lib.results import ResultRow, new_run_id, write_results
 
@@ -47,9 +48,10 @@ JUDGE_CORRECT = "JUDGE_CORRECT"
 JUDGE_INCORRECT = "JUDGE_INCORRECT"
 NO_ANSWER = "NO_ANSWER"
 JUDGE_FAILED = "JUDGE_FAILED"
+JUDGE_TIE = "JUDGE_TIE"  # a panel split evenly: no verdict, excluded like a failed judge
 MODEL_FAILED = "MODEL_FAILED"
 CORRECT_VERDICTS = {NUMERICAL_MATCH, JUDGE_CORRECT, "CORRECT"}  # "CORRECT": the original study's judge
-EXCLUDED_VERDICTS = {JUDGE_FAILED, MODEL_FAILED}
+EXCLUDED_VERDICTS = {JUDGE_FAILED, JUDGE_TIE, MODEL_FAILED}
 
 
 @dataclass
@@ -114,7 +116,7 @@ def grade_open_numerically(question: Question, response: str, tolerance: float) 
 
 
 def grade_question(question: Question, with_options: Completion, without_options: Completion,
-                   judged: Completion | None, tolerance: float) -> Row:
+                   judged: Mapping[str, Completion] | None, tolerance: float) -> Row:
     """The results row of one question, from its two formats' completions and the judge's (if asked)."""
     fields: dict[str, Any] = {"question_id": question.id, "correct_answer": question.answer,
                               "correct_text": question.correct_text}
@@ -132,7 +134,7 @@ def grade_question(question: Question, with_options: Completion, without_options
 
 
 def grade_open(
-    question: Question, completion: Completion, judged: Completion | None, tolerance: float
+    question: Question, completion: Completion, judged: Mapping[str, Completion] | None, tolerance: float
 ) -> dict[str, Any]:
     if not completion.ok:
         return {"judge_verdict": MODEL_FAILED, "answer_without": None, "judge_reasoning": completion.error}
@@ -141,15 +143,29 @@ def grade_open(
     numeric = grade_open_numerically(question, completion.text, tolerance)
     if numeric is not None:
         return numeric
-    verdict, why = parse_reply(judged, JudgeVerdict, "judge")
-    if verdict is None:
-        return {"judge_verdict": JUDGE_FAILED, "answer_without": None,
-                "judge_reasoning": judged.error if judged is not None else "judge not called"}
-    return {
-        "judge_verdict": JUDGE_CORRECT if verdict.correct else JUDGE_INCORRECT,
-        "answer_without": None,
-        "judge_reasoning": verdict.reasoning,
-    }
+    return judged_open(judged)
+
+
+def judge_says(completion: Completion | None) -> bool | None:
+    verdict = parse_reply(completion, JudgeVerdict, "judge")[0]
+    return None if verdict is None else verdict.correct
+
+
+def judged_open(judged: Mapping[str, Completion] | None) -> dict[str, Any]:
+    """The panel's verdict on an open answer; no verdict (every judge failed, or a tie) excludes the row."""
+    if not judged:
+        return {"judge_verdict": JUDGE_FAILED, "answer_without": None, "judge_reasoning": "judge not called"}
+    says = {name: judge_says(c) for name, c in judged.items()}
+    decision, why = majority(list(says.values()))
+    if decision is None:
+        failed = next((c.error for c in judged.values() if c.error), None)
+        reason = why if any(v is not None for v in says.values()) else (failed or why)
+        return {"judge_verdict": JUDGE_TIE if "tie" in why else JUDGE_FAILED, "answer_without": None,
+                "judge_reasoning": reason}
+    first = next(parse_reply(c, JudgeVerdict, "judge")[0] for c in judged.values() if judge_says(c) is not None)
+    reasoning = first.reasoning if len(judged) == 1 else f"{why}: {first.reasoning}"
+    return {"judge_verdict": JUDGE_CORRECT if decision else JUDGE_INCORRECT, "answer_without": None,
+            "judge_reasoning": reasoning}
 
 
 def exclusion_reason(row: Row) -> str | None:
@@ -197,7 +213,11 @@ def estimate(settings: Settings):
     return get_client(settings.model).estimate(list(format_requests(settings.questions()).values()))
 
 
-def run(settings: Settings) -> tuple[dict[str, Any], Path]:
+def check_run_options(calibration_sample: int = CALIBRATION_QUESTIONS) -> None:
+    params.check_count("calibration_sample", calibration_sample)
+
+
+def run(settings: Settings, calibration_sample: int = CALIBRATION_QUESTIONS) -> tuple[dict[str, Any], Path]:
     """Ask both formats, judge what numbers cannot decide, write the results file and return it."""
     questions = settings.questions()
     client = ready_client(settings.model)
@@ -208,17 +228,21 @@ def run(settings: Settings) -> tuple[dict[str, Any], Path]:
         if (open_ := answers[q.id, "B"]).ok and open_.text.strip()
         and grade_open_numerically(q, open_.text, settings.tolerance) is None
     }
-    judged: dict[str, Completion] = {}
-    judge = None
-    if to_judge:
-        judge = client if settings.resolved_judge == settings.model else ready_client(settings.resolved_judge)
-        judged = complete_keyed(judge, to_judge, **settings.engine(), desc="Judge")
+    judges = {name: client if name == settings.model else ready_client(name) for name in settings.judges}
+    judged = ask_panel(judges, to_judge, **settings.engine()) if to_judge else {}
     rows = [grade_question(q, answers[q.id, "A"], answers[q.id, "B"], judged.get(q.id), settings.tolerance)
             for q in questions]
+    by_id = {q.id: q for q in questions}
+    decided = [r.correct_without_options for r in rows if r.judge_verdict in (JUDGE_CORRECT, JUDGE_INCORRECT)]
+    calibration = run_calibration(
+        judges, [by_id[qid] for qid in to_judge], judge_request, judge_says, decided,
+        sample=calibration_sample, **settings.engine()) if to_judge else None
     summary = summarize(rows)
-    summary["usage"] = {"subject": usage(list(answers.values())), "judge": usage(list(judged.values()))}
+    summary["judge_calibration"] = calibration
+    summary["usage"] = {"subject": usage(list(answers.values())),
+                        "judge": usage([c for replies in judged.values() for c in replies.values()])}
     summary["total_tokens"] = sum(u["prompt_tokens"] + u["completion_tokens"] for u in summary["usage"].values())
-    meta = metadata(EXPERIMENT, settings, len(questions), engine=engine_stats(subject=client, judge=judge))
+    meta = metadata(EXPERIMENT, settings, len(questions), engine=engine_stats(subject=client, **judges))
     data = {"metadata": meta,
             "summary": summary,
             "results": [row.to_dict() for row in rows]}

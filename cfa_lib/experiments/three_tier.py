@@ -8,7 +8,7 @@ words, go to the judge, whose reasoning is recorded. Every C gets an error categ
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +19,7 @@ from cfa_lib import params, prompts, stats
 from cfa_lib.answers import Number, aligned_values, extract_number, gold_number_from_option, grade_number, parse_reply
 from cfa_lib.data import Question
 from cfa_lib.experiments.common import Settings, count, engine_stats, load_run, metadata, ready_client, usage
+from cfa_lib.experiments.judging import CALIBRATION_QUESTIONS, ask_panel, majority, run_calibration
 from cfa_lib.gold import GoldAnswer, gold_answers
 from cfa_lib.models import Completion, Request, complete_keyed, get_client
 from cfa_lib.results import ResultRow, new_run_id, write_results
@@ -107,12 +108,14 @@ def open_requests(questions: Sequence[Question]) -> dict[str, Request]:
     return {q.id: Request(prompts.open_messages(q)) for q in questions}
 
 
-def check_run_options(gold_model: str | None = None, agreement_sample: int = 50, agreement_seed: int = 0) -> None:
+def check_run_options(gold_model: str | None = None, agreement_sample: int = 50, agreement_seed: int = 0,
+                      calibration_sample: int = CALIBRATION_QUESTIONS) -> None:
     """The notebook's own parameters, checked before the cost estimate and any call."""
     if gold_model is not None:
         params.check_model(gold_model, "gold_model")
     params.check_count("agreement_sample", agreement_sample)
     params.check_count("agreement_seed", agreement_seed)
+    params.check_count("calibration_sample", calibration_sample)
 
 
 def estimate(settings: Settings):
@@ -121,14 +124,15 @@ def estimate(settings: Settings):
 
 
 def run(settings: Settings, gold_model: str | None = None, agreement_sample: int = 50,
-        agreement_seed: int = 0) -> tuple[dict[str, Any], Path]:
+        agreement_seed: int = 0, calibration_sample: int = CALIBRATION_QUESTIONS) -> tuple[dict[str, Any], Path]:
     """Open answers (shared with option bias through the cache), gold answers, grading, attribution."""
-    check_run_options(gold_model, agreement_sample, agreement_seed)
+    check_run_options(gold_model, agreement_sample, agreement_seed, calibration_sample)
     questions = settings.questions()
     client = ready_client(settings.model)
-    judge = client if settings.resolved_judge == settings.model else ready_client(settings.resolved_judge)
-    gold_name = gold_model or settings.resolved_judge
-    gold_client = judge if gold_name == settings.resolved_judge else ready_client(gold_name)
+    judges = {name: client if name == settings.model else ready_client(name) for name in settings.judges}
+    judge = next(iter(judges.values()))  # the panel's first judge attributes errors (one category per C)
+    gold_name = gold_model or settings.judges[0]
+    gold_client = judges.get(gold_name) or (client if gold_name == settings.model else ready_client(gold_name))
 
     responses = complete_keyed(client, open_requests(questions), **settings.engine(),
                                desc="Open answers")
@@ -139,11 +143,11 @@ def run(settings: Settings, gold_model: str | None = None, agreement_sample: int
     to_judge = [qid for qid, row in rows.items() if row.level is None and not row.excluded]
     auto = [qid for qid, row in rows.items() if row.evaluation["auto_graded"]]
     agreement_ids = random.Random(agreement_seed).sample(auto, min(agreement_sample, len(auto)))
-    judged = complete_keyed(judge, {
+    judged = ask_panel(judges, {
         **{(qid, "tier"): tier_request(by_id[qid], golds[qid], rows[qid].model_response) for qid in to_judge},
         **{(qid, "agreement"): tier_request(by_id[qid], golds[qid], rows[qid].model_response)
            for qid in agreement_ids},
-    }, **settings.engine(), desc="Judge")
+    }, **settings.engine())
     for qid in to_judge:
         apply_verdict(rows[qid], golds[qid], judged[qid, "tier"])
     agreement = judge_agreement([(rows[qid], judged[qid, "agreement"]) for qid in agreement_ids])
@@ -155,13 +159,20 @@ def run(settings: Settings, gold_model: str | None = None, agreement_sample: int
     for qid, completion in attributions.items():
         rows[qid].error_attribution = attribution(completion)
 
+    credited = [r.level != "incorrect" for r in rows.values() if r.evaluation.get("judge_level")]
+    calibration = run_calibration(
+        judges, [by_id[qid] for qid in to_judge], lambda q, answer: tier_request(q, golds[q.id], answer),
+        judge_credits, credited, sample=calibration_sample, **settings.engine()) if to_judge else None
+
     summary = summarize(list(rows.values()))
     summary["judge_agreement"] = agreement
+    summary["judge_calibration"] = calibration
     summary["gold_sources"] = count([g.source for g in golds.values()])
     summary["usage"] = {"subject": usage(list(responses.values())),
-                        "judge": usage(list(judged.values()) + list(attributions.values()))}
+                        "judge": usage([c for replies in judged.values() for c in replies.values()]
+                                       + list(attributions.values()))}
     data = {"metadata": metadata(EXPERIMENT, settings, len(questions), gold_model=gold_name,
-                                 engine=engine_stats(subject=client, judge=judge, gold=gold_client)),
+                                 engine=engine_stats(subject=client, **judges, gold=gold_client)),
             "summary": summary, "results": [row.to_dict() for row in rows.values()]}
     return data, write_results(EXPERIMENT, new_run_id(settings.model, settings.dataset), data)
 
@@ -188,16 +199,30 @@ def first_pass(question: Question, gold: GoldAnswer, response: Completion, toler
     return row
 
 
-def apply_verdict(row: Row, gold: GoldAnswer, completion: Completion) -> None:
-    """The judge's level and reasoning into the row; a failed judge excludes the row, never grades it C."""
+def judge_level(completion: Completion | None) -> str | None:
     verdict = parse_reply(completion, TierVerdict, "judge")[0]
-    if verdict is None:
-        row.excluded = "JUDGE_FAILED"
+    return None if verdict is None else verdict.level
+
+
+def judge_credits(completion: Completion | None) -> bool | None:
+    """For calibration: did the judge give the answer any credit (A or B)? The key must get it, no distractor."""
+    level = judge_level(completion)
+    return None if level is None else level != "C"
+
+
+def apply_verdict(row: Row, gold: GoldAnswer, judged: Mapping[str, Completion]) -> None:
+    """The panel's level and reasoning into the row; no verdict (failed judges, a tie) excludes the row,
+    never grades it C."""
+    level, why = majority([judge_level(c) for c in judged.values()])
+    if level is None:
+        row.excluded = "JUDGE_TIE" if "tie" in why else "JUDGE_FAILED"
+        row.evaluation["reasoning"] = why if "tie" in why else row.evaluation["reasoning"]
         return
+    verdict = next(v for c in judged.values() if (v := parse_reply(c, TierVerdict, "judge")[0]) and v.level == level)
     numeric_band = gold.numerical is not None and row.evaluation["student_value"] is not None
     row.level = judged_level(verdict, numeric_band)
-    row.evaluation["reasoning"] = verdict.reasoning
-    row.evaluation["judge_level"] = verdict.level
+    row.evaluation["reasoning"] = verdict.reasoning if len(judged) == 1 else f"{why}: {verdict.reasoning}"
+    row.evaluation["judge_level"] = level
 
 
 def attribution(completion: Completion) -> dict[str, Any]:
@@ -209,13 +234,14 @@ def attribution(completion: Completion) -> dict[str, Any]:
     return {"error_category": "unclassified", "explanation": completion.error, "could_be_fixed_with_tools": None}
 
 
-def judge_agreement(items: Sequence[tuple[Row, Completion]]) -> dict[str, Any]:
-    """How often the judge, asked blind, agrees with the numeric grader on auto-graded items."""
+def judge_agreement(items: Sequence[tuple[Row, Mapping[str, Completion]]]) -> dict[str, Any]:
+    """How often the judge (the panel's majority), asked blind, agrees with the numeric grader on
+    auto-graded items."""
     pairs = []
-    for row, completion in items:
-        verdict = parse_reply(completion, TierVerdict, "judge")[0]
-        if verdict is not None:
-            pairs.append((row.level, LEVEL_NAMES[verdict.level]))
+    for row, judged in items:
+        level = majority([judge_level(c) for c in judged.values()])[0]
+        if level is not None:
+            pairs.append((row.level, LEVEL_NAMES[level]))
     if not pairs:
         return {"n": 0, "percent_agreement": None, "cohen_kappa": None, "judge_failed": len(items)}
     numeric, judged = zip(*pairs, strict=True)
