@@ -18,6 +18,7 @@ The shipped classification is datasets/answerability/{easy,challenge}.jsonl, reg
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -413,6 +414,19 @@ def counts(dataset: str | Iterable[Question], exceptions: Mapping[str, Answerabi
 
 def shipped_path(name: str) -> Path:
     return ANSWERABILITY_DIR / f"{name}.jsonl"
+
+
+@functools.cache
+def _shipped(name: str) -> dict[str, bool]:
+    lines = shipped_path(name).read_text(encoding="utf-8").splitlines()
+    return {item["question_id"]: bool(item["open_answerable"]) for item in map(json.loads, lines)}
+
+
+def is_open_answerable(question_id: str) -> bool | None:
+    """The shipped classification of a question (`easy_12`, `challenge_3`), or None for an unknown id:
+    how rows of the original study's files, which never recorded it, are put in their subset."""
+    dataset = question_id.rpartition("_")[0]
+    return _shipped(dataset).get(question_id) if dataset in DATASET_NAMES else None
 
 
 def shipped_lines(name: str) -> list[str]:

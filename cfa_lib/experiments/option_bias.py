@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from cfa_lib import params, prompts, stats
+from cfa_lib.answerability import classify, is_open_answerable
 from cfa_lib.answers import extract_number, grade_number, numeric_key, parse_reply
 from cfa_lib.data import Question
 from cfa_lib.experiments.common import (
@@ -74,13 +75,20 @@ class Row(ResultRow):
     response_without: str | None = None
     thinking_with: str | None = None
     thinking_without: str | None = None
+    open_answerable: bool | None = None  # None in the study's files: the shipped classification decides
+    open_status: str | None = None  # answered | no_answer | truncated | failed (Format B)
+
+    @property
+    def answerable(self) -> bool:
+        known = self.open_answerable if self.open_answerable is not None else is_open_answerable(self.question_id)
+        return bool(known)
 
     def to_dict(self) -> dict[str, Any]:
         """The documented order of the study's files (question, Format A, Format B, pairing, texts)."""
         order = ("question_id", "correct_answer", "correct_text", "answer_with", "correct_with_options",
                  "no_answer_with", "error_with", "judge_verdict", "answer_without", "judge_reasoning",
                  "correct_without_options", "option_biased", "response_with", "response_without",
-                 "thinking_with", "thinking_without")
+                 "thinking_with", "thinking_without", "open_answerable", "open_status")
         row = super().to_dict()
         return {**{k: row.pop(k) for k in order}, **row}
 
@@ -130,7 +138,18 @@ def grade_question(question: Question, with_options: Completion, without_options
     fields["option_biased"] = (fields["correct_with_options"] and not fields["correct_without_options"]) \
         if paired else None
     return Row(**fields, response_with=with_options.text, response_without=without_options.text,
-               thinking_with=with_options.thinking, thinking_without=without_options.thinking)
+               thinking_with=with_options.thinking, thinking_without=without_options.thinking,
+               open_answerable=classify(question).open_answerable,
+               open_status=open_status(without_options, fields["judge_verdict"]))
+
+
+def open_status(completion: Completion, verdict: str) -> str:
+    """What became of the open answer: failed call, cut by the token limit, nothing committed, or answered."""
+    if not completion.ok and completion.error_kind != "truncated":
+        return "failed"
+    if completion.finish_reason == "length" or completion.error_kind == "truncated":
+        return "truncated"
+    return "no_answer" if verdict == NO_ANSWER else "answered"
 
 
 def grade_open(
@@ -176,6 +195,15 @@ def exclusion_reason(row: Row) -> str | None:
 
 
 def summarize(rows: Sequence[Row], seed: int = 0) -> dict[str, Any]:
+    """The card's summary on all paired questions (the seed's keys), and the same keys under "answerable"
+    over the open-answerable subset: the like-with-like headline, since a stem that points at its options
+    is no question without them."""
+    answerable = [r for r in rows if r.answerable]
+    return {**summarize_paired(rows, seed), "answerable": summarize_paired(answerable, seed),
+            "open_status": count([r.open_status for r in rows if r.open_status])}
+
+
+def summarize_paired(rows: Sequence[Row], seed: int = 0) -> dict[str, Any]:
     """The card's summary, recomputed from rows (ours or the original study's) on the paired questions."""
     paired = [r for r in rows if exclusion_reason(r) is None]
     with_options = [bool(r.correct_with_options) for r in paired]
@@ -235,7 +263,8 @@ def run(settings: Settings, calibration_sample: int = CALIBRATION_QUESTIONS) -> 
     by_id = {q.id: q for q in questions}
     decided = [r.correct_without_options for r in rows if r.judge_verdict in (JUDGE_CORRECT, JUDGE_INCORRECT)]
     calibration = run_calibration(
-        judges, [by_id[qid] for qid in to_judge], judge_request, judge_says, decided,
+        judges, [by_id[qid] for qid in to_judge if classify(by_id[qid]).open_answerable], judge_request,
+        judge_says, decided,
         sample=calibration_sample, **settings.engine()) if to_judge else None
     summary = summarize(rows)
     summary["judge_calibration"] = calibration
