@@ -1,9 +1,11 @@
-"""Gold answers for open-ended grading.
+"""Gold answers for open-ended grading: grounded in the answer key, or none.
 
-A number taken straight from the correct option needs no model. When the option is a statement
-("greater than the lump sum"), a gold model derives the number, and that number is kept only if a
-second call confirms it makes the correct option true and the others false: an unchecked model
-answer key would grade students against the key's own mistakes.
+A numeric gold exists only where code can check it: the correct option's own number (as the answer-key
+rules read it). Everything else (a conceptual option, a decision such as "daily" or "greater than the lump
+sum") is graded in words against the option's text. A gold model may describe the concept and the steps
+for the judge, but its number is never used: a confirmation by another model call is not a check, and an
+unchecked model answer key grades students against the key's own mistakes (the original study's gold
+for easy_2, "daily.", was 365; easy_0's became "1.0 A").
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from cfa_lib.answers import gold_number_from_option, numeric_key, parse_reply
 from cfa_lib.data import Question
 from cfa_lib.models import Request, complete_keyed
 
-GoldSource = Literal["option", "model", "text"]
+GoldSource = Literal["option", "text"]
 
 
 class GoldReply(BaseModel):
@@ -27,11 +29,6 @@ class GoldReply(BaseModel):
     unit: str | None
     concept: str
     solution_summary: str
-
-
-class GoldCheck(BaseModel):
-    consistent: bool
-    reasoning: str
 
 
 @dataclass(frozen=True)
@@ -65,12 +62,6 @@ def gold_request(question: Question) -> Request:
     return Request(prompts.chat(prompts.GOLD_SYSTEM, user), schema=GoldReply)
 
 
-def check_request(question: Question, reply: GoldReply) -> Request:
-    user = prompts.GOLD_CHECK_USER.format(mcq=question.mcq_text(), answer=question.answer,
-                                          value=reply.numerical_answer, unit=reply.unit or "")
-    return Request(prompts.chat(prompts.GOLD_CHECK_SYSTEM, user), schema=GoldCheck)
-
-
 def text_only(question: Question, note: str, reply: GoldReply | None = None) -> GoldAnswer:
     return GoldAnswer(None, None, question.correct_text, reply.concept if reply else None,
                       reply.solution_summary if reply else None, "text", note)
@@ -88,28 +79,15 @@ def gold_answers(questions: Sequence[Question], client, **engine: Any) -> dict[s
         else:
             golds[question.id] = gold
     replies = complete_keyed(client, {qid: gold_request(q) for qid, q in need_model.items()},
-                             **engine, desc="Gold answers")
-    to_check: dict[str, GoldReply] = {}
+                             desc="Gold answers", **engine)
     for qid, completion in replies.items():
         question = need_model[qid]
         reply, why = parse_reply(completion, GoldReply, "gold model")
         if reply is None:
             golds[qid] = text_only(question, f"gold model failed: {completion.error}" if not completion.ok else why)
         elif reply.numerical_answer is None:
-            golds[qid] = text_only(question, "no number in the gold model's answer", reply)
+            golds[qid] = text_only(question, "graded in words against the correct option", reply)
         else:
-            to_check[qid] = reply
-    checks = complete_keyed(client, {qid: check_request(need_model[qid], r) for qid, r in to_check.items()},
-                            **engine, desc="Gold checks")
-    for qid, completion in checks.items():
-        question, reply = need_model[qid], to_check[qid]
-        check = parse_reply(completion, GoldCheck, "gold check")[0]
-        if check is not None and check.consistent:
-            golds[qid] = GoldAnswer(reply.numerical_answer, reply.unit, question.correct_text,
-                                    reply.concept, reply.solution_summary, "model")
-        else:
-            why = check.reasoning if check else f"check failed: {completion.error}"
-            golds[qid] = text_only(
-                question, f"model number {reply.numerical_answer} dropped: not confirmed by the answer key ({why})",
-                reply)
+            golds[qid] = text_only(question, f"model number {reply.numerical_answer:g} not used: the correct option "
+                                             "carries no number code can check it against", reply)
     return {q.id: golds[q.id] for q in questions}

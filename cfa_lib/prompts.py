@@ -40,12 +40,6 @@ GOLD_SYSTEM = (
 )
 GOLD_USER = "{mcq}\n\nCorrect choice: {answer}: {correct_text}"
 
-GOLD_CHECK_SYSTEM = (
-    "You check an answer key. Given a multiple-choice CFA question, its correct choice and a candidate "
-    "numerical answer, decide whether the number makes the correct choice true and each wrong choice "
-    'false. Reply in JSON: {"consistent": true|false, "reasoning": "<one sentence>"}.'
-)
-GOLD_CHECK_USER = "{mcq}\n\nCorrect choice: {answer}\nCandidate numerical answer: {value} {unit}"
 
 TIER_SYSTEM = (
     "You are an expert CFA exam grader using three levels. "

@@ -89,7 +89,7 @@ def test_three_tier_notebook_on_the_embedded_model(tmp_path: Path, run_env: dict
     assert summary["n_graded"] + summary["n_excluded"] == 4
     assert sum(summary["level_distribution"].values()) == summary["n_graded"]
     for row in data["results"]:
-        assert row["gold_answer"]["source"] in {"option", "model", "text"}
+        assert row["gold_answer"]["source"] in {"option", "text"}
         if row["level"] == "incorrect":
             assert row["error_attribution"]["error_category"] in {
                 "conceptual_error", "formula_error", "assumption_error", "arithmetic_error", "reading_error",

@@ -146,3 +146,26 @@ def test_attribution_outside_the_set_becomes_unclassified() -> None:
                          "could_be_fixed_with_tools": True})
     assert tt.attribution(good) == {"error_category": "assumption_error", "explanation": "Annual rate used.",
                                     "could_be_fixed_with_tools": True}
+
+
+class OneReplyClient:
+    """A gold model that answers every request with the same structured reply."""
+
+    def __init__(self, parsed: dict) -> None:
+        self.parsed = parsed
+
+    def complete_many(self, requests, **_) -> list[Completion]:
+        return [Completion(text=json.dumps(self.parsed), model="gold", parsed=self.parsed) for _ in requests]
+
+
+def test_a_model_number_is_never_a_gold_for_a_decision_or_a_conceptual_question() -> None:
+    """easy_2's key is "daily."; the original study's gold model made it 365 and graded answers against that.
+    easy_0's key is words ("expected inflation."). Neither gets a numeric gold, whatever the model says."""
+    from cfa_lib.gold import gold_answers
+
+    gold_model = OneReplyClient({"numerical_answer": 365, "unit": None, "concept": "EAR", "solution_summary": "x"})
+    golds = gold_answers([EASY["easy_0"], EASY["easy_2"], EASY["easy_3"]], gold_model)
+    assert golds["easy_2"].numerical is None and golds["easy_2"].source == "text"
+    assert "365 not used" in golds["easy_2"].note
+    assert golds["easy_0"].numerical is None and golds["easy_0"].text == "expected inflation."
+    assert golds["easy_3"].numerical == 113733 and golds["easy_3"].source == "option"  # the key's own number

@@ -34,7 +34,6 @@ PROMPT_GROUPS = (
     ("MCQ_", "Format A: the question with its choices"),
     ("OPEN_", "Format B: the question without its choices"),
     ("JUDGE_", "Judge of open answers (option bias)"),
-    ("GOLD_CHECK_", "Check of a derived gold number (three-tier)"),
     ("GOLD_", "Gold answer for the open question (three-tier)"),
     ("TIER_", "Three-tier judge"),
     ("ERROR_", "Error attribution of Level C answers"),
