@@ -34,7 +34,7 @@ def test_metrics_on_a_hand_made_run() -> None:
 @pytest.mark.parametrize("model", ["gpt-4o-mini", "gpt-5-mini"])
 def test_reference_runs_recompute_their_own_summary(model: str) -> None:
     path = REFERENCE_DIR / f"I1_counterfactual_{model}.json"
-    mine, theirs = cf.load(path)["recomputed_summary"], json.loads(path.read_text())["summary"]
+    mine, theirs = cf.load(path)["recomputed_as_published"], json.loads(path.read_text())["summary"]
     level, their_level = mine["perturbation_levels"]["1"], theirs["perturbation_levels"]["1"]
     assert round(mine["accuracy_original"], 4) == theirs["accuracy_original"]
     assert level["n_valid"] == their_level["n_valid"]
@@ -45,3 +45,20 @@ def test_reference_runs_recompute_their_own_summary(model: str) -> None:
     # On the same questions the gap is smaller for gpt-4o-mini: 17.1 pp, not the published 18.6 pp.
     if model == "gpt-4o-mini":
         assert round(level["memorization_gap"], 3) == 0.171
+
+
+@pytest.mark.parametrize("model, unchanged, said, valid, gap", [
+    ("gpt-4o-mini", 216, 45, 441, 0.249), ("gpt-5-mini", 193, 34, 411, 0.482)])
+def test_reference_runs_regraded_drop_perturbations_that_changed_nothing(model, unchanged, said, valid, gap) -> None:
+    """A third of the study's "valid" level-1 perturbations recorded no change (easy_0: changes_made [])."""
+    data = cf.load(REFERENCE_DIR / f"I1_counterfactual_{model}.json")
+    assert data["regrade_changes"] == {"no recorded change": unchanged, "the change list says nothing changed": said}
+    level = data["recomputed_summary"]["perturbation_levels"]["1"]
+    assert level["n_valid"] == valid and round(level["memorization_gap"], 3) == gap
+
+
+def test_a_change_list_that_names_a_change_keeps_the_perturbation() -> None:
+    assert cf.unchanged_reason({"valid": True, "changes_made": []}) == "no recorded change"
+    assert cf.unchanged_reason({"valid": True, "changes_made": ["No numerical values were changed."]})
+    assert cf.unchanged_reason({"valid": True, "changes_made": ["Changed the rate from 4.00% to 5.00%"]}) is None
+    assert cf.unchanged_reason({"valid": True, "changed": ["r"]}) is None

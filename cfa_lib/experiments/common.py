@@ -140,12 +140,26 @@ def count(values: Sequence[Any]) -> dict[str, int]:
     return dict(Counter(str(v) for v in values))
 
 
+Regrade = Callable[[list[Any]], tuple[list[Any], dict[str, int]]]
+
+
 def load_run(path: str | Path, experiment: str, row_type: type[ResultRow],
-             summarize: Callable[[list[Any], dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+             summarize: Callable[[list[Any], dict[str, Any]], dict[str, Any]],
+             regrade: Regrade | None = None) -> dict[str, Any]:
     """A results file (ours or the original study's) read into typed rows, its summary recomputed from them:
-    what the book shows never depends on the summary a file claims."""
+    what the book shows never depends on the summary a file claims.
+
+    `recomputed_as_published` keeps the file's own verdicts; `recomputed_summary` applies this toolkit's
+    rules (`regrade`), and `regrade_changes` counts the rows each rule changed, so a reader sees both
+    figures side by side and why they differ. For our own files the two agree.
+    """
     data = load_results(path, experiment)  # checks the rows carry what summarize needs
-    data["recomputed_summary"] = summarize([row_type.from_dict(r) for r in data["results"]], data["metadata"])
+    rows = [row_type.from_dict(r) for r in data["results"]]
+    data["recomputed_as_published"] = summarize(rows, data["metadata"])
+    regraded, changes = regrade(rows) if regrade is not None else (rows, {})
+    data["recomputed_summary"] = summarize(regraded, data["metadata"]) if changes else \
+        data["recomputed_as_published"]
+    data["regrade_changes"] = changes
     return data
 
 

@@ -8,6 +8,7 @@ extraction), and the metrics compare the two on the same questions.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -227,4 +228,41 @@ def summarize(rows: Sequence[Row], levels: Sequence[int] | None = None) -> dict[
 
 def load(path: str | Path) -> dict[str, Any]:
     """A results file of this experiment (ours or the original study's), with its summary recomputed."""
-    return load_run(path, EXPERIMENT, Row, lambda rows, meta: summarize(rows, meta.get("perturbation_levels")))
+    return load_run(path, EXPERIMENT, Row, lambda rows, meta: summarize(rows, meta.get("perturbation_levels")),
+                    regrade)
+
+
+_NOTHING_CHANGED = re.compile(
+    r"(?i)\b(?:no|nothing)\b[^.]*\b(?:changes?|changed|modified|altered)\b|\bnot\s+(?:changed|modified|altered)\b"
+    r"|\bunchanged\b")
+
+
+def unchanged_reason(p: Mapping[str, Any]) -> str | None:
+    """Why a perturbation marked valid tested nothing: no recorded change, a change list saying nothing
+    changed, or a perturbed question identical to the original."""
+    if "changes_made" in p:
+        changes = [str(c) for c in p.get("changes_made") or []]
+        if not changes:
+            return "no recorded change"
+        if all(_NOTHING_CHANGED.search(c) and not re.search(r"(?i)\bbut\b", c) for c in changes):
+            return "the change list says nothing changed"
+    if "changed" in p and not p.get("changed"):
+        return "no recorded change"
+    return None
+
+
+def regrade(rows: list[Row]) -> tuple[list[Row], dict[str, int]]:
+    """This toolkit's validity rule on any file: a perturbation that changed nothing is not valid."""
+    changes: Counter[str] = Counter()
+    out = []
+    for row in rows:
+        perturbations = []
+        for p in row.perturbations:
+            why = unchanged_reason(p) if p.get("valid") else None
+            if why:
+                changes[why] += 1
+                p = {**p, "valid": False, "status": "rejected", "reason": f"re-graded: {why}"}
+            perturbations.append(p)
+        out.append(Row(original=row.original, perturbations=perturbations, question_id=row.question_id,
+                       correct_answer=row.correct_answer, extra=row.extra))
+    return out, dict(changes)
