@@ -7,7 +7,9 @@ words, go to the judge, whose reasoning is recorded. Every C gets an error categ
 
 from __future__ import annotations
 
+import functools
 import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +18,18 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from cfa_lib import params, prompts, stats
-from cfa_lib.answers import Number, aligned_values, extract_number, gold_number_from_option, grade_number, parse_reply
-from cfa_lib.data import Question
+from cfa_lib.answerability import is_open_answerable
+from cfa_lib.answers import (
+    Number,
+    aligned_values,
+    extract_number,
+    gold_number_from_option,
+    grade_number,
+    numeric_key,
+    parse_reply,
+    relative_error,
+)
+from cfa_lib.data import DATASET_NAMES, Question, load_dataset
 from cfa_lib.experiments.common import Settings, count, engine_stats, load_run, metadata, ready_client, usage
 from cfa_lib.experiments.judging import CALIBRATION_QUESTIONS, ask_panel, majority, run_calibration
 from cfa_lib.gold import GoldAnswer, gold_answers
@@ -254,6 +266,13 @@ def judge_agreement(items: Sequence[tuple[Row, Mapping[str, Completion]]]) -> di
 
 
 def summarize(rows: Sequence[Row]) -> dict[str, Any]:
+    """The card's summary over every question, and the same keys under "answerable" over the questions that
+    can be asked without their options (the subset the open format really tests)."""
+    answerable = [r for r in rows if is_open_answerable(r.question_id or "")]
+    return {**summarize_levels(rows), "answerable": summarize_levels(answerable)}
+
+
+def summarize_levels(rows: Sequence[Row]) -> dict[str, Any]:
     """The card's summary from rows (ours or the original study's); excluded rows are reported apart."""
     graded = [r for r in rows if r.level in LEVEL_NAMES.values()]
     n = len(graded)
@@ -278,4 +297,63 @@ def summarize(rows: Sequence[Row]) -> dict[str, Any]:
 
 def load(path: str | Path) -> dict[str, Any]:
     """A results file of this experiment (ours or the original study's), with its summary recomputed."""
-    return load_run(path, EXPERIMENT, Row, lambda rows, _: summarize(rows))
+    return load_run(path, EXPERIMENT, Row, lambda rows, _: summarize(rows), regrade)
+
+
+GOLD_MATCH = 0.005  # a gold number within 0.5 % of the key's is the key's (rounding)
+
+
+def regrade(rows: list[Row], tolerance: float = 0.02) -> tuple[list[Row], dict[str, int]]:
+    """This toolkit's gold rule on any file: a numeric gold is the key's number or none.
+
+    A model gold that disagrees with the key's number is replaced by it and the stored answer is graded
+    again by numbers; a model gold where the key has no number leaves the verdict without ground, so the
+    row is excluded with the reason (its verdict would need the judge again, in words).
+    """
+    changes: Counter[str] = Counter()
+    out = []
+    for row in rows:
+        why = _regrade_row(row, tolerance)
+        if why:
+            changes[why] += 1
+        out.append(row)
+    return out, dict(changes)
+
+
+def _regrade_row(row: Row, tolerance: float) -> str | None:
+    gold = (row.gold_answer or {}).get("numerical")
+    question = _question(row.question_id)
+    if gold is None or question is None or row.level is None:
+        return None
+    key = numeric_key(question.choices, question.answer)
+    if key is not None and relative_error(Number(float(gold), (row.gold_answer or {}).get("unit")), key.gold) \
+            <= GOLD_MATCH:
+        return None
+    if key is None:
+        row.excluded, row.level = "GOLD_NOT_GROUNDED", None
+        return "graded against a model's number where the key has none"
+    student = row.evaluation.get("student_value")
+    if not row.evaluation.get("auto_graded") or student is None:
+        row.excluded, row.level = "GOLD_NOT_GROUNDED", None
+        return "judged against a model's number that is not the key's"
+    key_gold = GoldAnswer(key.gold.value, key.gold.unit, question.correct_text, None, None, "option")
+    distractors = [gold_number_from_option(t) for t in question.distractors.values()]
+    tier = numeric_tier(Number(float(student), row.evaluation.get("student_unit")), key_gold, distractors, tolerance)
+    if tier.level is None:
+        row.excluded, row.level = "GOLD_NOT_GROUNDED", None
+        return "regraded against the key's number: needs the judge"
+    changed = LEVEL_NAMES[tier.level] != row.level
+    row.level = LEVEL_NAMES[tier.level]
+    row.evaluation = {**row.evaluation, "reasoning": f"re-graded against the key's number: {tier.reasoning}"}
+    return "regraded against the key's number: level changed" if changed else \
+        "regraded against the key's number: same level"
+
+
+@functools.cache
+def _questions(dataset: str) -> dict[str, Question]:
+    return {q.id: q for q in load_dataset(dataset)}
+
+
+def _question(question_id: str | None) -> Question | None:
+    dataset = (question_id or "").rpartition("_")[0]
+    return _questions(dataset).get(question_id) if dataset in DATASET_NAMES else None
