@@ -30,9 +30,12 @@ class Run:
     path: Path
     reference: bool
     data: dict[str, Any]
+    as_published: bool = False  # the file's own verdicts, shown beside this toolkit's re-grading
 
     @property
     def summary(self) -> dict[str, Any]:
+        if self.as_published:
+            return self.data["recomputed_as_published"]
         return self.data.get("recomputed_summary") or self.data["summary"]
 
     @property
@@ -82,6 +85,10 @@ def collect_runs(name: str, results_dir: str | Path = "results", include_referen
         label = model_label(str(meta.get("model", path.parent.name)))
         if len(datasets) > 1:
             label += f" · {meta.get('dataset')}"
+        if reference and data.get("regrade_changes"):  # both figures, side by side
+            runs.append(Run(name, f"{label} (reference, as published)", path, True, data, as_published=True))
+            runs.append(Run(name, f"{label} (reference, re-graded)", path, True, data))
+            continue
         if reference:
             label += " (reference)"
         runs.append(Run(name, label, path, reference, data))
