@@ -1,9 +1,10 @@
 """Numeric grading shared by every experiment.
 
-A numeric answer is right when it is within a relative tolerance of the gold option AND not closer to
-any distractor option than to the gold. CFA options are often only a few percent apart (easy_3:
-$112,555 / $113,330 / $113,733), so a 2 % tolerance alone would accept an answer that really picked a
-distractor.
+A numeric answer is right when it lies in the acceptance window: gold ± min(tolerance × |gold|, half the
+distance from the gold to the nearest other option's number). CFA options are often only a few percent
+apart (easy_3: $112,555 / $113,330 / $113,733; easy_566: par 100 is 1.3 % from the key 101.36), so a 2 %
+tolerance alone would accept an answer that really picked a distractor or echoed an input. A value
+exactly half-way between the gold and a distractor is not correct.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import asdict, dataclass
 
 from cfa_lib.answers.numbers import REL_TOL_SLACK, Number, aligned_values, numbers_in, relative_error
 
-__all__ = ["NumericGrade", "NumericKey", "gold_number_from_option", "grade_number", "numeric_key"]
+__all__ = ["NumericGrade", "NumericKey", "acceptance_window", "gold_number_from_option", "grade_number", "numeric_key"]
 
 # "less than 2.85%", "above $305 per share": the option states a comparison, not a value.
 _COMPARISON = re.compile(
@@ -84,6 +85,20 @@ def numeric_key(choices: Mapping[str, str], answer: str) -> NumericKey | None:
     return NumericKey(gold, distractors)
 
 
+WINDOW_EPSILON = 1e-9  # relative: float noise (0.1 + 0.2) never decides a verdict
+
+
+def acceptance_window(gold: Number, distractors: list[Number | None] | tuple[Number | None, ...] = (),
+                      rel_tol: float = 0.02) -> tuple[float, float | None]:
+    """(window, half_gap) on the gold's scale: window = min(rel_tol × |gold|, half_gap), where half_gap is
+    half the distance from the gold to the nearest distractor's number (None without numeric distractors)."""
+    g = aligned_values(gold, gold)[1]
+    gaps = [abs(aligned_values(d, gold)[0] - g) / 2 for d in distractors if d is not None]
+    half_gap = min(gaps) if gaps else None
+    window = rel_tol * abs(g)
+    return (window if half_gap is None else min(window, half_gap)), half_gap
+
+
 def grade_number(
     extracted: Number | None,
     gold: Number,
@@ -92,8 +107,11 @@ def grade_number(
 ) -> NumericGrade:
     """Grade an extracted number against the gold option's number and the distractors' numbers.
 
-    Distances are compared on the gold's scale (percent-aware, as `numbers_match`); a distractor that
-    is exactly as close as the gold does not make the answer wrong.
+    The acceptance window is gold ± min(rel_tol × |gold|, half the distance from the gold to the nearest
+    distractor), on the gold's scale (percent-aware, as `numbers_match`). The tolerance bound is inclusive;
+    the half-gap bound is exclusive: a value exactly half-way between the gold and a distractor is not
+    correct. Both comparisons allow a relative epsilon (`WINDOW_EPSILON`) so float noise never decides.
+    Being nearer a distractor than the gold is a consequence of the window, never accepted.
     """
     if not (isinstance(rel_tol, int | float) and rel_tol >= 0):
         raise ValueError(f"rel_tol={rel_tol!r} must be a non-negative number")
@@ -115,14 +133,22 @@ def grade_number(
             closest = (distance, rel, distractor)
     closest_rel = closest[1] if closest else None
 
-    within = rel_error <= rel_tol + REL_TOL_SLACK
-    if not within:
+    _, half_gap = acceptance_window(gold, numeric_distractors, rel_tol)
+    eps = WINDOW_EPSILON * max(abs(g), abs(x), 1e-12)
+    if gold_distance > rel_tol * abs(g) + eps and not rel_error <= rel_tol + REL_TOL_SLACK:
         reason = f"{extracted} is {_pct(rel_error)} from gold {gold} (tolerance {_pct(rel_tol)})"
         return NumericGrade(False, rel_error, closest_rel, reason)
-    if closest and closest[0] < gold_distance:
+    if closest and closest[0] < gold_distance - eps:
         reason = (
             f"{extracted} is within {_pct(rel_tol)} of gold {gold} ({_pct(rel_error)}) but closer to "
             f"distractor {closest[2]} ({_pct(closest[1])})"
+        )
+        return NumericGrade(False, rel_error, closest_rel, reason)
+    if half_gap is not None and gold_distance >= half_gap - eps:
+        where = "exactly half-way to" if abs(gold_distance - half_gap) <= eps else "beyond half the gap to"
+        reason = (
+            f"{extracted} is within {_pct(rel_tol)} of gold {gold} ({_pct(rel_error)}) but {where} the "
+            f"nearest other option (window ±{half_gap:.6g})"
         )
         return NumericGrade(False, rel_error, closest_rel, reason)
     return NumericGrade(True, rel_error, closest_rel, f"{extracted} is {_pct(rel_error)} from gold {gold}")
