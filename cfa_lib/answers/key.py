@@ -14,7 +14,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
-from cfa_lib.answers.numbers import REL_TOL_SLACK, Number, aligned_values, numbers_in, relative_error
+from cfa_lib.answers.numbers import (
+    REL_TOL_SLACK,
+    Number,
+    aligned_values,
+    extract_numbers_in,
+    numbers_in,
+    relative_error,
+)
 
 __all__ = ["NumericGrade", "NumericKey", "acceptance_window", "gold_number_from_option", "grade_number", "numeric_key"]
 
@@ -22,6 +29,16 @@ __all__ = ["NumericGrade", "NumericKey", "acceptance_window", "gold_number_from_
 _COMPARISON = re.compile(
     r"(?i)\b(?:less|more|greater|fewer|higher|lower|larger|smaller)\s+than\b|\b(?:below|above|under|over|"
     r"exceeds?|exceeding|at\s+least|at\s+most|up\s+to|between|within|no\s+more|no\s+less)\b"
+)
+# A number that names rather than measures (issue, item 8): a maturity or horizon used as an adjective
+# ("180-day Libor", "The 30-year.", "10-year US Treasury bond"), an index name ("S&P 500", "500 Index"), a
+# statistic's defining value ("Kurtosis of 3", "skewness of zero" has no digits anyway) or a symbol
+# ("χ2 statistic"). Counts and amounts stay numeric ("1101 contracts.", "Buy 199 Euro index futures.").
+_LABEL_AFTER = re.compile(r"(?i)^[-‑–]\s?(?:day|week|month|quarter|year|yr)s?\b|^\s+index\b")
+_LABEL_BEFORE = re.compile(
+    r"(?i)(?:\b(?:kurtosis|skewness|skew|mean|median|mode|variance|standard\s+deviation|correlation|"
+    r"coefficient|beta|alpha|r-squared|statistic)\s+(?:of|=|equal\s+to|equals|is)\s*|\bS&P\s*|poor['’]s\s+"
+    r"|[^\W\d_])$"
 )
 MAX_OTHER_WORDS = 5  # "8.0% compounded semiannually." yes; a sentence that mentions a number, no
 
@@ -50,6 +67,8 @@ def gold_number_from_option(text: str | None) -> Number | None:
     numbers = [f.number for f in found]
     if not numbers or not all(n == numbers[0] for n in numbers):
         return None
+    if any(_is_label(cleaned, f) for f in found):
+        return None
     if _COMPARISON.search(cleaned):
         return None
     rest = "".join(cleaned[end:start] for end, start in zip([0] + [f.end for f in found],
@@ -62,6 +81,11 @@ def gold_number_from_option(text: str | None) -> Number | None:
     return numbers[0]
 
 
+def _is_label(cleaned: str, found) -> bool:
+    """The number names something (a maturity, an index, a statistic's defining value), it is not computed."""
+    return bool(_LABEL_AFTER.search(cleaned[found.end :]) or _LABEL_BEFORE.search(cleaned[: found.start]))
+
+
 @dataclass(frozen=True)
 class NumericKey:
     """The numbers of a question's options, when the options can be told apart by their numbers."""
@@ -72,8 +96,9 @@ class NumericKey:
 
 def numeric_key(choices: Mapping[str, str], answer: str) -> NumericKey | None:
     """Numeric grading key of a multiple-choice question, or None when it must be graded otherwise:
-    the correct option carries no number, or a distractor carries the very same number (easy_927:
-    "a 10% increase in total revenue." vs "a 10% increase in average revenue.")."""
+    the correct option carries no number (or only a label: "Kurtosis of 3", "180-day Libor"), or a distractor
+    carries the very same number (easy_927: "a 10% increase in total revenue." vs "a 10% increase in average
+    revenue."; easy_826: "equal to 1.0." vs "less than 1.0." and "greater than 1.0.")."""
     if answer not in choices:
         raise ValueError(f"answer={answer!r} is not among the choices {', '.join(choices)}")
     gold = gold_number_from_option(choices[answer])
@@ -82,6 +107,10 @@ def numeric_key(choices: Mapping[str, str], answer: str) -> NumericKey | None:
     distractors = {letter: gold_number_from_option(text) for letter, text in choices.items() if letter != answer}
     if any(d is not None and relative_error(d, gold) == 0 for d in distractors.values()):
         return None
+    # "equal to 1.0" against "less than 1.0" / "greater than 1.0": the number is shared, the words decide
+    for letter, text in choices.items():
+        if letter != answer and any(relative_error(n, gold) == 0 for n in extract_numbers_in(text)):
+            return None
     return NumericKey(gold, distractors)
 
 

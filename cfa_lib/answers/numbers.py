@@ -107,7 +107,7 @@ def scan_numbers(text: str) -> list[Found]:
         left = text[:start]
         # letters glued to the digits: identifiers such as t1, X1, FY2020, 20X1, 3rd (but USD500, 5bn, 1.8x)
         glued_left = re.search(r"([A-Za-z$]+)$", left)
-        if glued_left and glued_left.group(1).lower() not in _CODES and glued_left.group(1) != "$":
+        if glued_left and glued_left.group(1).lower() not in _CODES and set(glued_left.group(1)) != {"$"}:
             continue
         if _LABEL_BEFORE.search(left):
             continue
@@ -164,6 +164,10 @@ def scan_numbers(text: str) -> list[Found]:
                 value = -value
                 token_start = accounting.start()
                 token_end += closing.end()
+                scale = re.match(r"(?i)[ \t]*(thousand|million|billion|mn|bn)\b", text[token_end:])
+                if scale and unit != PERCENT:  # $(0.41) million
+                    value *= _SCALES[scale.group(1).lower()]
+                    token_end += scale.end()
         found.append(Found(Number(value, unit), token_start, token_end))
     return found
 
