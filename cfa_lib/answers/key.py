@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from cfa_lib.answers.numbers import (
+    PERCENT,
     REL_TOL_SLACK,
     Number,
     aligned_values,
@@ -177,7 +178,7 @@ def grade_number(
         where = "exactly half-way to" if abs(gold_distance - half_gap) <= eps else "beyond half the gap to"
         reason = (
             f"{extracted} is within {_pct(rel_tol)} of gold {gold} ({_pct(rel_error)}) but {where} the "
-            f"nearest other option (window ±{half_gap:.6g})"
+            f"nearest other option (window ±{half_gap * (100 if gold.unit == PERCENT else 1):.6g})"
         )
         return NumericGrade(False, rel_error, closest_rel, reason)
     return NumericGrade(True, rel_error, closest_rel, f"{extracted} is {_pct(rel_error)} from gold {gold}")

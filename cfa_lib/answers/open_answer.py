@@ -94,23 +94,20 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     if not body.strip():
         return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
 
+    key = open_key(question)
     if final is not None:
         source: AnswerSource = "final_line"
-        if is_hedge(final):
-            return OpenGrade("no_answer", None, f"the FINAL ANSWER line does not commit to one value: {final!r}",
-                             source)
         reading = read_body(final, question.stem)
     else:
         source = "heuristic"
         reading = read_body(body, question.stem)
         if is_refusal(body, reading.number if reading else None):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
-        if is_hedge(conclusion(body)):
-            return OpenGrade("no_answer", None, "the response offers alternatives or a range without choosing",
-                             source)
+    # a hedge between numbers leaves nothing to compare; words ("either operating or financing cash
+    # flows") are the judge's to read when the key is words
+    if key is not None and is_hedge(final if final is not None else conclusion(body)):
+        return OpenGrade("no_answer", None, "the response offers alternatives or a range without choosing", source)
     value = _in_stem_unit(reading, question) if reading else None
-
-    key = open_key(question)
     if key is None:
         return OpenGrade("judge", value, "the correct option is not a single computed number "
                          "(words, a comparison, a label or a number shared with a distractor)", source)
