@@ -123,7 +123,7 @@ def on_key_scale(value: Number, gold: Number) -> Number:
     """The value written on the key's scale and unit: 0.1429 against a 14.3 % key is 14.29 %."""
     x, _ = aligned_values(value, gold)
     if gold.unit == PERCENT:
-        return Number(x * 100, PERCENT)
+        return Number(float(f"{x * 100:.12g}"), PERCENT)  # 0.45 %, not 0.45000000000000007 %
     return Number(x, gold.unit if value.unit in (None, *CURRENCY_UNITS) else value.unit)
 
 
