@@ -102,7 +102,8 @@ def test_gold_from_option_for_every_numeric_option_of_cfa_easy() -> None:
         if read is None or gold is None:
             continue
         if gold.source == "text":  # a distractor carries the same number: numbers cannot decide
-            assert question.id in {"easy_277", "easy_927"} and gold.numerical is None
+            # easy_826 "equal to 1.0." against "less than 1.0." / "greater than 1.0." (issue, item 8)
+            assert question.id in {"easy_277", "easy_826", "easy_927"} and gold.numerical is None
             continue
         assert gold.source == "option"
         assert (gold.numerical, gold.unit) == (read.value, read.unit), question.id
