@@ -10,14 +10,16 @@ import hashlib
 
 from cfa_lib.data import Question
 
-# Format A and Format B: the wording of the experiment card (seed 000), kept verbatim.
+# Format A and Format B: the wording of the experiment card (seed 000), kept verbatim, except that Format B
+# now ends with the final-answer line (as Format A asks for `ANSWER: X`): `grade_open_answer` reads it first.
 MCQ_SYSTEM = (
     "You are a CFA exam expert. Read the question carefully, show your reasoning, "
     "then state your final answer as: ANSWER: X (where X is A, B, or C)."
 )
 OPEN_SYSTEM = (
     "You are a CFA exam expert. Solve the following problem step by step. "
-    "Do NOT choose from multiple-choice options — compute and state your answer directly."
+    "Do NOT choose from multiple-choice options — compute and state your answer directly. "
+    "End your response with one line: FINAL ANSWER: <value with its unit>."
 )
 
 JUDGE_SYSTEM = (

@@ -41,10 +41,11 @@ def test_card_example_is_option_biased_at_one_percent() -> None:
     assert row["response_without"] == FORMAT_B_OUTPUT  # full response kept
 
 
-def test_card_example_is_inside_the_default_two_percent() -> None:
-    """8.15% is 1.9% from 8.0% and nearer to it than to 7.7%: the card's verdict needs a tighter tolerance."""
+def test_card_example_is_on_the_edge_of_the_default_window() -> None:
+    """8.15% is 1.9% from 8.0% but exactly half-way to 7.7%: the acceptance window (gold ± min(2 %, half the
+    gap to the nearest option) = ± 0.15) excludes its edge, so the card's answer is a mismatch even at 2 %."""
     row = grade("easy_9", FORMAT_A_OUTPUT, FORMAT_B_OUTPUT)
-    assert row["judge_verdict"] == ob.NUMERICAL_MATCH and row["option_biased"] is False
+    assert row["judge_verdict"] == ob.NUMERICAL_MISMATCH and row["option_biased"] is True
 
 
 def test_semiannual_answer_matches() -> None:

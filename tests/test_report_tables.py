@@ -65,7 +65,7 @@ def test_p1_three_tier_table_reproduces_the_reference_levels(tmp_path):
         "253 (24.5%)", "222 (21.5%)", "557 (54.0%)")
     assert (mini["strict accuracy (A)"], mini["lenient accuracy (A + B)"]) == ("24.5%", "46.0%")
     assert table["gpt-5-mini (reference, as published)"]["lenient accuracy (A + B)"] == "64.1%"
-    assert table["gpt-4o-mini (reference, re-graded)"]["Level A exact"] == "242 (24.3%)"
+    assert table["gpt-4o-mini (reference, re-graded)"]["Level A exact"] == "241 (24.3%)"
     numeric = tables.three_tier_table(report_runs.summaries(runs), numeric=True)
     own = file_summary("A1_open_ended_gpt-5-mini.json")
     assert numeric["gpt-5-mini (reference, as published)"]["strict accuracy (A)"] == pytest.approx(
@@ -160,7 +160,7 @@ def test_notebook_tables_of_one_loaded_run(reference_option_bias, tmp_path):
     assert "McNemar's test: chi2 = 1.318, p = 0.251" in tables.describe_mcnemar(data)
     assert int(tables.option_bias_contingency(data).to_numpy().sum()) == 1032
     three_tier = report_runs.collect_runs("three_tier", tmp_path, include_reference=True)[0].data
-    assert list(tables.three_tier_levels(three_tier)["questions"]) == [242, 213, 540]  # re-graded against the key
+    assert list(tables.three_tier_levels(three_tier)["questions"]) == [241, 213, 539]  # re-graded against the key
     assert tables.three_tier_accuracy(three_tier)["value"]["strict accuracy"].startswith("24.3% [")
     counterfactual = report_runs.collect_runs("counterfactual", tmp_path, include_reference=True)[0].data
     coverage = tables.counterfactual_coverage(counterfactual)

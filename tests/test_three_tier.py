@@ -102,7 +102,8 @@ def test_gold_from_option_for_every_numeric_option_of_cfa_easy() -> None:
         if read is None or gold is None:
             continue
         if gold.source == "text":  # a distractor carries the same number: numbers cannot decide
-            assert question.id in {"easy_277", "easy_927"} and gold.numerical is None
+            # easy_826 "equal to 1.0." against "less than 1.0." / "greater than 1.0." (issue, item 8)
+            assert question.id in {"easy_277", "easy_826", "easy_927"} and gold.numerical is None
             continue
         assert gold.source == "option"
         assert (gold.numerical, gold.unit) == (read.value, read.unit), question.id
@@ -172,13 +173,13 @@ def test_a_model_number_is_never_a_gold_for_a_decision_or_a_conceptual_question(
 
 
 @pytest.mark.parametrize("model, changes, strict, lenient", [
-    ("gpt-4o-mini", {"graded against a model's number where the key has none": 36,
+    ("gpt-4o-mini", {"graded against a model's number where the key has none": 38,
                      "regraded against the key's number: same level": 3,
                      "regraded against the key's number: level changed": 9,
-                     "regraded against the key's number: needs the judge": 1}, 0.2432, 0.4573),
-    ("gpt-5-mini", {"graded against a model's number where the key has none": 37,
+                     "regraded against the key's number: needs the judge": 1}, 0.2427, 0.4572),
+    ("gpt-5-mini", {"graded against a model's number where the key has none": 39,
                     "regraded against the key's number: same level": 5,
-                    "regraded against the key's number: level changed": 9}, 0.4181, 0.6422),
+                    "regraded against the key's number: level changed": 9}, 0.4179, 0.6415),
 ])
 def test_reference_runs_regraded_against_the_key(model, changes, strict, lenient) -> None:
     """The study's model golds: easy_2's "daily." was graded against 365; such rows lose their ground."""

@@ -6,25 +6,33 @@
 * `choice`: the letter a multiple-choice response commits to (`extract_choice`);
 * `final_number`: the number an open response commits to (`extract_number`);
 * `key`: the numeric key of a question's options and grading a number against it (`grade_number`);
-* `structured`: the one reader of a structured (JSON schema) model reply (`parse_reply`).
+* `structured`: the one reader of a structured (JSON schema) model reply (`parse_reply`);
+* `commitment`: what a response commits to (FINAL ANSWER line, refusals, hedges, asides, sign words, the
+  unit the stem asks for);
+* `open_answer`: one verdict per answer, `grade_open_answer` and `grade_choice` (`OpenGrade`).
 """
 
 from cfa_lib.answers.choice import extract_choice
 from cfa_lib.answers.final_number import extract_number
 from cfa_lib.answers.key import NumericGrade, NumericKey, gold_number_from_option, grade_number, numeric_key
 from cfa_lib.answers.numbers import Number, aligned_values, extract_numbers_in, numbers_match, relative_error
+from cfa_lib.answers.open_answer import VERDICTS, OpenGrade, grade_choice, grade_open_answer
 from cfa_lib.answers.structured import parse_reply
 
 __all__ = [
+    "VERDICTS",
     "Number",
     "NumericGrade",
+    "OpenGrade",
     "NumericKey",
     "aligned_values",
     "extract_choice",
     "extract_number",
     "extract_numbers_in",
     "gold_number_from_option",
+    "grade_choice",
     "grade_number",
+    "grade_open_answer",
     "numbers_match",
     "numeric_key",
     "parse_reply",

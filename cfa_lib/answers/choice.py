@@ -48,9 +48,17 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
     verdict_verb = rf"(?i:\b(?:choose|select|pick|go\s+with))\s+{filler}[(\[]?{letter}"
     return [
         (1, re.compile(rf"{explicit}{deco}{filler}{letter}")),
+        (1, re.compile(_NEGATION.format(letters=letters))),
         (2, re.compile(verdict_before)),
         (2, re.compile(verdict_verb)),
     ]
+
+
+def _is_hypothetical(text: str, start: int) -> bool:
+    """'If the rate were annual, the answer would be A': a statement inside a conditional sentence."""
+    sentence = re.split(r"[.!?\n]\s*", text[:start])[-1]
+    return bool(re.search(r"(?i)\b(?:if|had|were|otherwise|instead)\b", sentence)) and \
+        bool(re.search(r"(?i)\bwould\b", text[start : start + 40] + sentence))
 
 
 def _letter_is_article(text: str, end: int) -> bool:
@@ -95,18 +103,47 @@ def _label_letter(match: re.Match[str]) -> str:
     return next(match.group(g) for g in ("l1", "l2", "l3", "l4") if match.group(g))
 
 
+_ANSWER_LINE = (
+    r"(?im)^[ \t>#*_\-•]*(?:final[ \t]+)?answer[ \t*_]*[:：][ \t*_~(\[]*(?-i:(?P<letter>[{letters}]))(?![\w'’])"
+)
+_STRUCK = re.compile(r"~~\s*\(?([A-Z])\)?\s*~~")  # "~~A~~ C?": a retracted letter next to another
+# "not A or C — it's B", "the answer is not C but B": a negation that commits to the remaining letter
+_NEGATED = r"(?i:option\s+)?[{letters}](?:\s*\([^)]*\))?"  # "A (simple discount)"
+_NEGATION = r"(?i:\bnot)\s+" + _NEGATED + r"(?:\s*(?:,|(?i:or|nor|and))\s*" + _NEGATED + ")*" \
+    r"\s*(?:(?i:but)|[—–-]+\s*(?i:it['’]?s|it\s+is)?|,\s*(?i:it['’]?s|it\s+is))\s*[*_(\[]*(?P<letter>[{letters}])(?![\w'’])"
+
+
+def has_answer_line(body: str, choices: Iterable[str] | str = "ABC") -> bool:
+    """A cleaned body holds the `ANSWER: X` line the Format A prompt asks for."""
+    letters = "".join(sorted({c.strip().upper() for c in choices if c.strip()}))
+    return bool(re.search(_ANSWER_LINE.format(letters=letters), body))
+
+
 def extract_choice(text: str | None, choices: Iterable[str] | str = "ABC") -> str | None:
-    """The letter the response commits to as its final answer, or None (no letter, or two letters)."""
+    """The letter the response commits to as its final answer, or None (no letter, or two letters).
+
+    The last `ANSWER: X` line (the prompt's format) wins over everything after it: hypotheticals ("if the
+    rate were annual, the answer would be A"), asides, restatements. Without it, the strongest statement
+    wins (see the module docstring); a negation such as "not A but C" commits to C."""
     letters = "".join(sorted({c.strip().upper() for c in choices if c.strip()}))
     if not letters or not all(c.isalpha() and len(c) == 1 for c in letters):
         raise ValueError(f"choices={choices!r} must be single letters such as 'ABC'")
     body = clean(text)
     if not body.strip():
         return None
+    body = _STRUCK.sub(r"\1 or", body)
+    lines = list(re.finditer(_ANSWER_LINE.format(letters=letters), body))
+    lines = [m for m in lines if not (m.group("letter") == "A" and _letter_is_article(body, m.end("letter")))]
+    if lines:
+        last = lines[-1]
+        start, end = last.span("letter")
+        return None if _names_two_letters(body, start, end, letters) else last.group("letter")
     found: dict[int, list[tuple[int, int, str]]] = {}
     for tier, pattern in _choice_patterns(letters):
         for match in pattern.finditer(body):
             start, end = match.span("letter")
+            if tier == 1 and _is_hypothetical(body, match.start()):
+                continue
             if match.group("letter") == "A" and _letter_is_article(body, end):
                 continue
             found.setdefault(tier, []).append((start, end, match.group("letter")))

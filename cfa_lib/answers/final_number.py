@@ -9,14 +9,19 @@ precision notes ("2 decimals"), labels ("Step 3", "IFRS 16") and remarks in pare
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
+from cfa_lib.answers.commitment import apply_sign_words, aside_number, is_aside, main_clause, sentences
 from cfa_lib.answers.numbers import Found, Number, normalise_signs, scan_numbers
 from cfa_lib.answers.text import clean
 
 _CUE_BEFORE = re.compile(
     r"(?i)(?:=|≈|≅|~|:|→|=>|->|\b(?:is|are|was|were|be|equals?|equal\s+to|approximately|approx\.?|about|around|"
     r"roughly|nearly|close\s+to|closest\s+to|becomes|gives|yields|totals?|reaches|amounts?\s+to|"
-    r"comes?\s+to|answer))\s*$"
+    r"comes?\s+to|answer|i\.e\.|namely|(?:falls?|fell|drops?|dropped|declines?|goes\s+back)\s+to|(?:increase|decrease|decline|rise|fall|drop|loss|gain|change)[sd]?\s+(?:of|by)"
+    r"|(?:falls?|fell|drops?|dropped|declines?|declined|decreases?|decreased|rises?|rose|increases?|increased)"
+    r"(?:\s+by)?\s+(?:about|approximately|roughly|around)"
+    r"(?:\s+(?:about|approximately|roughly|around))?))\s*$"
 )
 # "... for the 2-year bond at 6% coupon": a number in a trailing prepositional phrase is context
 _CONTEXT_BEFORE = re.compile(r"(?i)\b(?:at|for|in|over|with|from|on|after|within|per)(?:\s+(?:the|a|an))?\s*$")
@@ -50,7 +55,11 @@ def _score(text: str, found: Found) -> float:
         score -= 1
     if _COMPARISON_AFTER.search(after):
         score -= 2
-    if found.number.unit is not None or re.match(r"(?i)\s?(?:thousand|million|billion|trillion)", after):
+    if re.search(r"(?i)\b(?:than|vs\.?|versus|compared\s+(?:with|to))\s+(?:the|a|an)\s+[\w\s-]{0,30}$", before[-60:]):
+        score -= 3  # "lower than the unconditional rate of 5%"
+    other_currency = re.search(r"\b(?:CHF|CAD|AUD|HKD|SGD|NZD|SEK|NOK|DKK|INR|CNY|RMB|ZAR|BRL|MXN)\s?$", before)
+    scale_word = re.match(r"(?i)\s?(?:thousand|million|billion|trillion)", after)
+    if found.number.unit is not None or other_currency or scale_word:
         score += 2
     stripped_before = before.rstrip()
     left_operator = (stripped_before[-1:] and stripped_before[-1] in _OPERATOR) or re.search(
@@ -66,22 +75,38 @@ def _score(text: str, found: Found) -> float:
         score -= 8
     if _inside_remark(text, found.start, found.end):
         score -= 3
+    if re.search(r"[A-Za-z]\s*\(\s*$", before) and re.match(r"\s*\)", after) and found.number.value > 0:
+        score -= 2  # "the coupon (9%)": an input restated in parentheses
     value = found.number.value
-    if found.number.unit is None and value.is_integer() and 1900 <= value <= 2100:
+    if found.number.unit is None and not other_currency and value.is_integer() and 1900 <= value <= 2100:
         score -= 2
     return score
 
 
-def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0) -> Number | None:
-    """Highest-scoring number of a region; ties go to the later one ('r = 0.0814 ≈ 8.14%')."""
-    candidates = [(_score(text, found), found.start, found.number) for found in scan_numbers(text)]
+@dataclass(frozen=True)
+class Reading:
+    """The number a response commits to, with the region it was read in and its token ('€6.8 million')."""
+
+    number: Number
+    region: str
+    found: Found
+
+    @property
+    def token(self) -> str:
+        return self.region[self.found.start : self.found.end]
+
+
+def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0) -> Reading | None:
+    """Highest-scoring number of a region; ties go to the later one ('r = 0.0814 ≈ 8.14%').
+    Sign words before it are applied ("a decline of 10.90%" is −10.90 %)."""
+    candidates = [(_score(text, found), found.start, found) for found in scan_numbers(text)]
     if not candidates:
         return None
     candidates[0] = (candidates[0][0] + first_bonus, *candidates[0][1:])
-    score, _, number = max(candidates, key=lambda c: (c[0], c[1]))
+    score, _, found = max(candidates, key=lambda c: (c[0], c[1]))
     if threshold is not None and score < threshold:
         return None
-    return number
+    return Reading(apply_sign_words(text, found.start, found.number), text, found)
 
 
 def _boxed_contents(text: str) -> list[str]:
@@ -109,19 +134,31 @@ _NOTE_SENTENCE = re.compile(
 
 def extract_number(text: str | None) -> Number | None:
     """The number the response gives as its final answer (see the module docstring for the order)."""
+    reading = read_number(text)
+    return reading.number if reading else None
+
+
+def read_number(text: str | None, stem: str = "") -> Reading | None:
+    """`extract_number` with where the number was read (its region and token); `stem` lets an aside that
+    mentions what the question asks ("the premium of ..." when the premium is asked) count."""
     body = normalise_signs(clean(text))
     if not body.strip():
         return None
+    return read_body(body, stem)
+
+
+def read_body(body: str, stem: str = "") -> Reading | None:
+    """`read_number` on a body already cleaned and normalised."""
     for content in reversed(_boxed_contents(body)):
-        number = _best_in(content)
-        if number is not None:
-            return number
+        reading = _best_in(content)
+        if reading is not None:
+            return reading
     markers = [m for m in _ANSWER_MARKER.finditer(body) if not _HYPOTHETICAL.search(_line_before(body, m.start()))]
     if markers:
         region = _answer_region(body, markers[-1].end())
         # the number right after "Answer:" is the answer unless a later one is clearly the result
-        return _best_in(region, first_bonus=1) if region is not None else None
-    return _concluding_number(body)
+        return _best_in(main_clause(region), first_bonus=1) if region is not None else None
+    return _concluding_number(body, stem)
 
 
 _HYPOTHETICAL = re.compile(r"(?i)\b(?:if|note|otherwise|alternatively|assuming|would|could|suppose)\b")
@@ -144,17 +181,35 @@ def _answer_region(body: str, start: int) -> str | None:
     return region if scan_numbers(region) else None
 
 
-def _concluding_number(body: str) -> Number | None:
-    sentences: list[str] = []
-    for line in body.splitlines():
-        sentences.extend(part for part in re.split(r"(?<=[.!?])\s+(?=[A-Z(*#\[])", line) if part.strip())
-    for skip_notes in (True, False):  # a response made only of conditional sentences still answers
-        for sentence in reversed(sentences):
-            if skip_notes and _NOTE_SENTENCE.match(sentence):
+def _concluding_number(body: str, stem: str = "") -> Reading | None:
+    """The number of the last sentence that states a result: asides (comparisons, hypotheticals,
+    restatements, notes) are skipped, and a trailing restating clause is cut off first."""
+    parts = sentences(body)
+    for skip_asides in (True, False):  # a response made only of conditional sentences still answers
+        for sentence in reversed(parts):
+            clause = _committed_clause(sentence)
+            if skip_asides and (_NOTE_SENTENCE.match(clause) or is_aside(clause, stem)):
                 continue
-            number = _best_in(sentence, threshold=-1)
-            if number is not None:
-                return number
+            reading = _best_in(clause, threshold=-1)
+            if reading is not None and skip_asides and aside_number(clause, reading.found.start, stem):
+                continue
+            if reading is not None:
+                return reading
     return None
+
+
+_TURN = re.compile(r"(?i)[,;]\s*(?:but|so|therefore|thus|hence)\b")
+
+
+def _committed_clause(sentence: str) -> str:
+    """'If ... it would be 14.5 bps, but Exhibit 2 says gross, so the correct figure is 75 bps' → the clause
+    after the last turn; then a trailing restating clause is cut off when what remains states a result."""
+    turns = list(_TURN.finditer(sentence))
+    if turns and re.search(r"\d", sentence[turns[-1].end() :]):
+        sentence = sentence[turns[-1].end() :]
+    clause = main_clause(sentence)
+    if clause != sentence and _best_in(clause, threshold=2) is None:
+        return sentence
+    return clause
 
 

@@ -1,9 +1,10 @@
 """Numeric grading shared by every experiment.
 
-A numeric answer is right when it is within a relative tolerance of the gold option AND not closer to
-any distractor option than to the gold. CFA options are often only a few percent apart (easy_3:
-$112,555 / $113,330 / $113,733), so a 2 % tolerance alone would accept an answer that really picked a
-distractor.
+A numeric answer is right when it lies in the acceptance window: gold ± min(tolerance × |gold|, half the
+distance from the gold to the nearest other option's number). CFA options are often only a few percent
+apart (easy_3: $112,555 / $113,330 / $113,733; easy_566: par 100 is 1.3 % from the key 101.36), so a 2 %
+tolerance alone would accept an answer that really picked a distractor or echoed an input. A value
+exactly half-way between the gold and a distractor is not correct.
 """
 
 from __future__ import annotations
@@ -13,14 +14,32 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
-from cfa_lib.answers.numbers import REL_TOL_SLACK, Number, aligned_values, numbers_in, relative_error
+from cfa_lib.answers.numbers import (
+    PERCENT,
+    REL_TOL_SLACK,
+    Number,
+    aligned_values,
+    extract_numbers_in,
+    numbers_in,
+    relative_error,
+)
 
-__all__ = ["NumericGrade", "NumericKey", "gold_number_from_option", "grade_number", "numeric_key"]
+__all__ = ["NumericGrade", "NumericKey", "acceptance_window", "gold_number_from_option", "grade_number", "numeric_key"]
 
 # "less than 2.85%", "above $305 per share": the option states a comparison, not a value.
 _COMPARISON = re.compile(
     r"(?i)\b(?:less|more|greater|fewer|higher|lower|larger|smaller)\s+than\b|\b(?:below|above|under|over|"
     r"exceeds?|exceeding|at\s+least|at\s+most|up\s+to|between|within|no\s+more|no\s+less)\b"
+)
+# A number that names rather than measures (issue, item 8): a maturity or horizon used as an adjective
+# ("180-day Libor", "The 30-year.", "10-year US Treasury bond"), an index name ("S&P 500", "500 Index"), a
+# statistic's defining value ("Kurtosis of 3", "skewness of zero" has no digits anyway) or a symbol
+# ("χ2 statistic"). Counts and amounts stay numeric ("1101 contracts.", "Buy 199 Euro index futures.").
+_LABEL_AFTER = re.compile(r"(?i)^[-‑–]\s?(?:day|week|month|quarter|year|yr)s?\b|^\s+index\b")
+_LABEL_BEFORE = re.compile(
+    r"(?i)(?:\b(?:kurtosis|skewness|skew|mean|median|mode|variance|standard\s+deviation|correlation|"
+    r"coefficient|beta|alpha|r-squared|statistic)\s+(?:of|=|equal\s+to|equals|is)\s*|\bS&P\s*|poor['’]s\s+"
+    r"|[^\W\d_])$"
 )
 MAX_OTHER_WORDS = 5  # "8.0% compounded semiannually." yes; a sentence that mentions a number, no
 
@@ -49,6 +68,8 @@ def gold_number_from_option(text: str | None) -> Number | None:
     numbers = [f.number for f in found]
     if not numbers or not all(n == numbers[0] for n in numbers):
         return None
+    if any(_is_label(cleaned, f) for f in found):
+        return None
     if _COMPARISON.search(cleaned):
         return None
     rest = "".join(cleaned[end:start] for end, start in zip([0] + [f.end for f in found],
@@ -61,6 +82,11 @@ def gold_number_from_option(text: str | None) -> Number | None:
     return numbers[0]
 
 
+def _is_label(cleaned: str, found) -> bool:
+    """The number names something (a maturity, an index, a statistic's defining value), it is not computed."""
+    return bool(_LABEL_AFTER.search(cleaned[found.end :]) or _LABEL_BEFORE.search(cleaned[: found.start]))
+
+
 @dataclass(frozen=True)
 class NumericKey:
     """The numbers of a question's options, when the options can be told apart by their numbers."""
@@ -71,8 +97,9 @@ class NumericKey:
 
 def numeric_key(choices: Mapping[str, str], answer: str) -> NumericKey | None:
     """Numeric grading key of a multiple-choice question, or None when it must be graded otherwise:
-    the correct option carries no number, or a distractor carries the very same number (easy_927:
-    "a 10% increase in total revenue." vs "a 10% increase in average revenue.")."""
+    the correct option carries no number (or only a label: "Kurtosis of 3", "180-day Libor"), or a distractor
+    carries the very same number (easy_927: "a 10% increase in total revenue." vs "a 10% increase in average
+    revenue."; easy_826: "equal to 1.0." vs "less than 1.0." and "greater than 1.0.")."""
     if answer not in choices:
         raise ValueError(f"answer={answer!r} is not among the choices {', '.join(choices)}")
     gold = gold_number_from_option(choices[answer])
@@ -81,7 +108,25 @@ def numeric_key(choices: Mapping[str, str], answer: str) -> NumericKey | None:
     distractors = {letter: gold_number_from_option(text) for letter, text in choices.items() if letter != answer}
     if any(d is not None and relative_error(d, gold) == 0 for d in distractors.values()):
         return None
+    # "equal to 1.0" against "less than 1.0" / "greater than 1.0": the number is shared, the words decide
+    for letter, text in choices.items():
+        if letter != answer and any(relative_error(n, gold) == 0 for n in extract_numbers_in(text)):
+            return None
     return NumericKey(gold, distractors)
+
+
+WINDOW_EPSILON = 1e-9  # relative: float noise (0.1 + 0.2) never decides a verdict
+
+
+def acceptance_window(gold: Number, distractors: list[Number | None] | tuple[Number | None, ...] = (),
+                      rel_tol: float = 0.02) -> tuple[float, float | None]:
+    """(window, half_gap) on the gold's scale: window = min(rel_tol × |gold|, half_gap), where half_gap is
+    half the distance from the gold to the nearest distractor's number (None without numeric distractors)."""
+    g = aligned_values(gold, gold)[1]
+    gaps = [abs(aligned_values(d, gold)[0] - g) / 2 for d in distractors if d is not None]
+    half_gap = min(gaps) if gaps else None
+    window = rel_tol * abs(g)
+    return (window if half_gap is None else min(window, half_gap)), half_gap
 
 
 def grade_number(
@@ -92,8 +137,11 @@ def grade_number(
 ) -> NumericGrade:
     """Grade an extracted number against the gold option's number and the distractors' numbers.
 
-    Distances are compared on the gold's scale (percent-aware, as `numbers_match`); a distractor that
-    is exactly as close as the gold does not make the answer wrong.
+    The acceptance window is gold ± min(rel_tol × |gold|, half the distance from the gold to the nearest
+    distractor), on the gold's scale (percent-aware, as `numbers_match`). The tolerance bound is inclusive;
+    the half-gap bound is exclusive: a value exactly half-way between the gold and a distractor is not
+    correct. Both comparisons allow a relative epsilon (`WINDOW_EPSILON`) so float noise never decides.
+    Being nearer a distractor than the gold is a consequence of the window, never accepted.
     """
     if not (isinstance(rel_tol, int | float) and rel_tol >= 0):
         raise ValueError(f"rel_tol={rel_tol!r} must be a non-negative number")
@@ -115,14 +163,22 @@ def grade_number(
             closest = (distance, rel, distractor)
     closest_rel = closest[1] if closest else None
 
-    within = rel_error <= rel_tol + REL_TOL_SLACK
-    if not within:
+    _, half_gap = acceptance_window(gold, numeric_distractors, rel_tol)
+    eps = WINDOW_EPSILON * max(abs(g), abs(x), 1e-12)
+    if gold_distance > rel_tol * abs(g) + eps and not rel_error <= rel_tol + REL_TOL_SLACK:
         reason = f"{extracted} is {_pct(rel_error)} from gold {gold} (tolerance {_pct(rel_tol)})"
         return NumericGrade(False, rel_error, closest_rel, reason)
-    if closest and closest[0] < gold_distance:
+    if closest and closest[0] < gold_distance - eps:
         reason = (
             f"{extracted} is within {_pct(rel_tol)} of gold {gold} ({_pct(rel_error)}) but closer to "
             f"distractor {closest[2]} ({_pct(closest[1])})"
+        )
+        return NumericGrade(False, rel_error, closest_rel, reason)
+    if half_gap is not None and gold_distance >= half_gap - eps:
+        where = "exactly half-way to" if abs(gold_distance - half_gap) <= eps else "beyond half the gap to"
+        reason = (
+            f"{extracted} is within {_pct(rel_tol)} of gold {gold} ({_pct(rel_error)}) but {where} the "
+            f"nearest other option (window ±{half_gap * (100 if gold.unit == PERCENT else 1):.6g})"
         )
         return NumericGrade(False, rel_error, closest_rel, reason)
     return NumericGrade(True, rel_error, closest_rel, f"{extracted} is {_pct(rel_error)} from gold {gold}")

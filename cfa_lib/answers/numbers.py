@@ -80,9 +80,21 @@ class Found:
     end: int  # one past the last character (unit, scale word, closing parenthesis)
 
 
+# '1 003 333', '€644 161' (thin, narrow or no-break spaces); with plain spaces only '10 736 010', '60 000'
+_SPACE_GROUPED = re.compile(
+    r"(?<![\d.,])(?:\d{1,3}(?:[\u2009\u202f\u00a0]\d{3})+|\d{1,3}(?: \d{3}){2,}|\d{2,3} \d{3})(?![\d,]|\.\d{3})"
+)
+
+
+def _join_space_groups(match: re.Match[str]) -> str:
+    return re.sub(r"[ \u2009\u202f\u00a0]", ",", match.group())
+
+
 def normalise_signs(text: str) -> str:
-    """Unicode minus signs to '-', the lira sign the source uses for pounds (₤) to '£'."""
+    """Unicode minus signs to '-', the lira sign the source uses for pounds (₤) to '£', thousands grouped
+    by spaces or thin spaces ('1 003 333', '€644 161') to commas."""
     text = re.sub("[\u2212\u2012\ufe63\uff0d]", "-", text).replace("₤", "£")
+    text = _SPACE_GROUPED.sub(_join_space_groups, text)
     # an en/em dash directly before a number is a minus sign unless it joins a range (2019–2020)
     return re.sub(r"(?<![\w)])([–—])(?=\s?[$€£¥]?\d)", "-", text)
 
@@ -95,7 +107,7 @@ def scan_numbers(text: str) -> list[Found]:
         left = text[:start]
         # letters glued to the digits: identifiers such as t1, X1, FY2020, 20X1, 3rd (but USD500, 5bn, 1.8x)
         glued_left = re.search(r"([A-Za-z$]+)$", left)
-        if glued_left and glued_left.group(1).lower() not in _CODES and glued_left.group(1) != "$":
+        if glued_left and glued_left.group(1).lower() not in _CODES and set(glued_left.group(1)) != {"$"}:
             continue
         if _LABEL_BEFORE.search(left):
             continue
@@ -103,9 +115,9 @@ def scan_numbers(text: str) -> list[Found]:
         unit: str | None = None
         right = text[end:]
         suffix = re.match(
-            r"(?i)\s?(?P<pct>%|percent\b|per\s?cent\b|pct\b|percentage\s+points?\b)"
-            r"|\s?(?P<bps>bps\b|bp\b|basis\s+points?\b)"
-            r"|\s?(?P<word>thousand|million|billion|trillion|mn|bn|tn|mio)\b"
+            r"(?i)[ \t]*(?P<pct>%|percent\b|per\s?cent\b|pct\b|percentage\s+points?\b)"
+            r"|[ \t]*(?P<bps>bps\b|bp\b|basis\s+points?\b)"
+            r"|[ \t]*(?P<word>thousand|million|billion|trillion|mn|bn|tn|mio)\b"
             r"|(?P<short>k|m|mm|b)(?![A-Za-z])",
             right,
         )
@@ -141,15 +153,21 @@ def scan_numbers(text: str) -> list[Found]:
                 unit = unit if unit == PERCENT else inner_sign.group(1)[-1]
                 token_start, value = inner_sign.start(), -value
         accounting = re.search(r"[$€£¥]?\(\s*[$€£¥]?\s*$", text[:token_start]) if value > 0 else None
-        closing = re.match(r"\s*\)(?!\s*[\^*/×÷])", text[token_end:])
+        closing = re.match(r"\s*\)(?!\s*[\^*/×÷])(?:[ \t]*%)?", text[token_end:])
         if accounting and closing:
             has_marks = unit in CURRENCY_UNITS or "," in core.group() or "." in core.group() or value >= 10
             if has_marks and not _glued_to_function(text, accounting.start()):
                 lead = re.match(r"[$€£¥]", text[accounting.start() :])
                 unit = unit or (lead.group() if lead else None)
+                if closing.group().endswith("%"):  # (12.0)%
+                    unit = PERCENT
                 value = -value
                 token_start = accounting.start()
                 token_end += closing.end()
+                scale = re.match(r"(?i)[ \t]*(thousand|million|billion|mn|bn)\b", text[token_end:])
+                if scale and unit != PERCENT:  # $(0.41) million
+                    value *= _SCALES[scale.group(1).lower()]
+                    token_end += scale.end()
         found.append(Found(Number(value, unit), token_start, token_end))
     return found
 

@@ -24,7 +24,7 @@ def _unwrap_latex(text: str) -> str:
     for old, new in replacements.items():
         text = text.replace(old, new)
     text = re.sub(r"(?<=\d)\\[,;:!](?=\d{3})", "", text)  # 113\,733
-    return re.sub(r"\\[,;:!]", " ", text)
+    return re.sub(r"\\[,;:! ]", " ", text)  # \, \; \: \! and "\ " are spaces
 
 
 def clean(text: str | None) -> str:

@@ -1,0 +1,212 @@
+"""What an open response commits to: the small rules that decide before any number is compared.
+
+Each rule is a short list of phrases, tested on the hand-labelled corpus (tests/grading_corpus/):
+
+* `final_answer_line`: the `FINAL ANSWER: <value>` line the prompts ask for (the last one outside
+  reasoning blocks);
+* `is_refusal`: "please provide the options", "I can't compute ... without the exhibit";
+* `is_hedge`: "either X or Y", "between X and Y", "X–Y", "X or Y depending on ...", "both are defensible";
+* `is_aside` / `main_clause`: sentences and clauses that comment on the answer rather than state it
+  (comparisons, hypotheticals, restatements, "of which", "i.e. a premium of ...");
+* `apply_sign_words`: "a decline of 10.90 %" is −10.90 %; "falls to 95.00" stays a level;
+* `stem_unit`: "in basis points", "(€ millions)" in the question scale a bare number.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cfa_lib.answers.numbers import PERCENT, Number
+
+# --- the FINAL ANSWER line -----------------------------------------------------------------------------
+_FINAL_LINE = re.compile(r"(?im)^[ \t>#*_\-•]*final[ \t]+answer[ \t*_]*[:：][ \t*_]*(?P<rest>.*)$")
+
+
+def final_answer_line(body: str) -> str | None:
+    """The value written on the last `FINAL ANSWER:` line of a cleaned body (the next non-empty line when
+    the marker stands alone), or None when there is no such line."""
+    matches = list(_FINAL_LINE.finditer(body))
+    if not matches:
+        return None
+    last = matches[-1]
+    rest = last.group("rest").strip(" *_`")
+    if rest:
+        return rest
+    following = [line.strip() for line in body[last.end() :].splitlines() if line.strip()]
+    return following[0] if following else ""
+
+
+# --- refusals --------------------------------------------------------------------------------------------
+_REFUSAL = re.compile(
+    r"(?i)\bplease\s+(?:provide|share|paste|include|supply|send|list|restate|give)\b"
+    r"|\b(?:could|can|would)\s+you\s+(?:please\s+)?(?:provide|share|paste|list|restate|include|send|give|supply)\b"
+    r"|\bif\s+you\s+(?:share|send|provide|paste|include|supply)\b"
+    r"|\bI(?:['’]m|\s+am)\s+(?:not\s+able|unable)\b|\bunable\s+to\s+(?:answer|compute|determine)\b"
+    r"|\bI\s+(?:can['’]?t|cannot|can\s+not)\s+(?:answer|compute|determine|complete|select|pick|judge|evaluate|tell|see)\b"
+    r"|\bI['’]d\s+need\s+to\s+see\b|\bI['’]d\s+rather\s+not\s+guess\b|\bnot\s+comfortable\s+giving\b"
+    r"|\bavoid\s+guessing\b|\b(?:options|choices)\s+(?:are\s+|were\s+)?(?:missing|not\s+(?:provided|shown|included|given))"
+    r"|\bI\s+don['’]t\s+have\s+the\s+(?:data|information|exhibit)\b"
+    r"|\b(?:question|it)\s+(?:seems|appears)\s+(?:to\s+be\s+)?(?:incomplete|cut\s+off)\b"
+)
+
+
+def has_refusal(text: str) -> bool:
+    return bool(_REFUSAL.search(text))
+
+
+def is_refusal(body: str, committed: Number | None) -> bool:
+    """A refusal or a request for the options: a refusal phrase and either no number committed or a last
+    sentence that is itself the request ("Please provide the answer choices.")."""
+    if not has_refusal(body):
+        return False
+    if committed is None:
+        return True
+    last = sentences(body)[-1] if sentences(body) else ""
+    return has_refusal(last) and not re.search(r"\d", last)
+
+
+# --- hedges ----------------------------------------------------------------------------------------------
+_NUM = r"[-+]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?"
+_UNIT = r"(?:\s?(?:%|bps|basis\s+points|million|mn|m|k|billion|bn))?"
+_HEDGE = re.compile(
+    rf"(?i)\beither\b[^.\n]{{0,80}}\bor\b"  # either X or Y
+    rf"|\bbetween\s+(?:about\s+)?{_NUM}{_UNIT}\s+and\s+{_NUM}"  # between X and Y
+    rf"|{_NUM}{_UNIT}\s*(?:,|—|–|-)?\s*or\s+(?:about\s+|approximately\s+|roughly\s+|perhaps\s+|possibly\s+)?{_NUM}"
+    rf"|\d%?[–-][$€£¥]?\d"  # 40–41 %, £97,500–£97,560 (never a spaced minus: 4 − 7)
+    r"|\bdepend(?:s|ing)?\s+on\b|\bequally\s+valid\b|\bboth\s+(?:are|figures\s+are|values\s+are)\s+"
+    r"(?:defensible|plausible|valid|possible|correct)\b|\bcould\s+also\s+be\s+right\b|\bI['’]d\s+need\s+to\s+know\b"
+    r"|\bI['’]d\s+report\s+one\s+of\b|\beither\s+(?:number|value|figure)\b|\bone\s+of\s+those\s+two\b"
+    r"|\bmay\s+be\s+what['’]?s\s+intended\b|\bsomewhere\s+between\b|\b(?:hard|impossible)\s+to\s+say\b"
+)
+
+
+def conclusion(body: str) -> str:
+    """The last paragraph (text after the last blank line) of a cleaned body."""
+    paragraphs = [p for p in re.split(r"\n\s*\n", body) if p.strip()]
+    return paragraphs[-1] if paragraphs else ""
+
+
+def is_hedge(text: str) -> bool:
+    """Two values offered without a choice, a range, or an explicit 'it depends' (on a conclusion or a
+    FINAL ANSWER line); sentences that open as asides ("By symmetry, ... between 5% and 11%") do not count."""
+    return any(_HEDGE.search(s) for s in sentences(text) if not is_aside_start(s))
+
+
+# --- asides: sentences and clauses that comment on the answer ---------------------------------------------
+_ASIDE_START = re.compile(
+    r"(?i)^[\s>*#\-•\d.)]*(?:\(|for\s+reference|for\s+comparison|compare\b|compared\b|by\s+contrast|"
+    r"in\s+contrast|by\s+symmetry|in\s+other\s+words|that\s+is\b|that\s+corresponds|this\s+corresponds|"
+    r"this\s+means|of\s+this\b|of\s+which\b|if\b|had\b|were\b|note\b|nb\b|alternatively\b|otherwise\b|"
+    r"instead\b|multiplying\b|dividing\b|expressed\b|equivalently\b|as\s+a\s+check\b|check(?:ing)?\b|"
+    r"verification\b|verify\b|sanity\b|assum|where\b|here\b|let\s+me\s+know|i\s+can\b|would\s+you\b|"
+    r"feel\s+free|rounded\b|this\s+assumes|caveat|disclaimer|for\s+example\b|e\.g\.|on\s+an?\s+[\w\s-]{0,30}basis\b|"
+    r"under\s+the\s+[\w\s-]{0,30}(?:method|approach|convention)\b[^.]*\bwould\b)"
+)
+_ASIDE_ANYWHERE = re.compile(
+    r"(?i)\b(?:not|next|following\s+year|would\s+instead|rather\s+than|compared\s+(?:with|to)|versus|vs\.?|"
+    r"by\s+contrast|for\s+comparison|for\s+reference|of\s+which|irrelevant|a\s+common\s+mistake|the\s+same|"
+    r"would\s+(?:give|carry|be\s+lower|be\s+higher)|will\s+be\s+amorti[sz]ed)\b"
+    r"|\bfrom\s+(?:[A-Z]{3}\s?)?[$€£¥]?(?!(?:19|20)\d\d\b)\d[\d,.]*%?\s+(?:up\s+)?to\s+(?:[A-Z]{3}\s?)?[$€£¥]?\d"
+    r"|±"  # a range: from X to Y (not years), X ± Y
+)
+# a trailing clause that restates, compares or decomposes: cut it before reading the sentence's number
+_CLAUSE_CUT = re.compile(
+    r"(?i)[,;—–-]\s*not\b|\s+(?:when|if|because|since|assuming)\b|,?\s*(?:which\s+(?:means|implies|is|gives|corresponds)|meaning\b|i\.e\.,?|e\.g\.,?|whereas\b|while\b|"
+    r"of\s+which\b|leaving\b|derived\s+from\b|or\s+(?:a\s+little|about|roughly|just)\s+(?:over|under|below|above)?|"
+    r"(?:lower|higher|more|less|greater|smaller)\s+than\b|up\s+from\b|down\s+from\b|compared\s+(?:with|to)\b|"
+    r"versus\b|vs\.?\s|against\b)"
+)
+_ASIDE_NOUN = re.compile(r"(?i)\b(premium|discount|profit|excess|complement)\s+of\s*(?:about\s+)?[$€£¥]?$")
+
+
+def sentences(body: str) -> list[str]:
+    """Lines split into sentences (a split needs a capital, a parenthesis or markup after the stop)."""
+    parts: list[str] = []
+    for line in body.splitlines():
+        parts.extend(p for p in re.split(r"(?<=[.!?])\s+(?=[A-Z(*#\[])", line) if p.strip())
+    return parts
+
+
+def main_clause(sentence: str) -> str:
+    """The sentence up to its first restating or comparing clause (", which means", ", of which", " vs ")."""
+    cut = _CLAUSE_CUT.search(sentence)
+    if cut and re.search(r"\d", sentence[: cut.start()]):
+        return sentence[: cut.start()]
+    return sentence
+
+
+def is_aside(sentence: str, stem: str = "") -> bool:
+    """A sentence that comments on the answer: a comparison, a hypothetical, a restatement, the next
+    period's figure."""
+    return bool(_ASIDE_START.match(sentence) or _ASIDE_ANYWHERE.search(sentence))
+
+
+def is_aside_start(sentence: str) -> bool:
+    """A sentence that opens as an aside ("By symmetry, ...", "For comparison, ...", "If ...")."""
+    return bool(_ASIDE_START.match(sentence))
+
+
+def aside_number(sentence: str, start: int, stem: str = "") -> bool:
+    """The number is a premium/discount/excess "of X" that the question does not ask for."""
+    noun = _ASIDE_NOUN.search(sentence[:start])
+    return bool(noun) and f"{noun.group(1).lower()} of" not in stem.lower()
+
+
+# --- sign words --------------------------------------------------------------------------------------------
+_SIGN_BEFORE = re.compile(
+    r"(?i)\b(?:decrease[sd]?|declin(?:e[sd]?|ing)|loss(?:es)?|lost|los(?:e|es|ing)|fall(?:s|en|ing)?|fell|"
+    r"drop(?:s|ped|ping)?|shortfall|reduction|negative|minus|down)\b"
+    r"(?:\s+(?:of|by|about|approximately|roughly|around|nearly|almost|some|is|was|=|:|in\s+value\s+(?:of|by)))*"
+    r"[\s:=]*$"
+)
+
+
+def apply_sign_words(region: str, start: int, number: Number) -> Number:
+    """−X when a sign word stands right before a positive X ("a decline of 10.90 %", "fell by", "drops
+    about", "negative 0.24"); "falls to 95.00" is a level and keeps its sign."""
+    if number.value > 0 and _SIGN_BEFORE.search(region[max(0, start - 60) : start]):
+        return Number(-number.value, number.unit)
+    return number
+
+
+# --- units the question asks for ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StemUnit:
+    """The unit a question asks its answer in: basis points, or a money scale (× 1e6 for millions)."""
+
+    bps: bool = False
+    scale: float = 1.0
+    currency: str | None = None
+
+
+_SCALE_WORDS = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
+
+
+def stem_unit(stem: str) -> StemUnit | None:
+    """'in basis points', '(in millions)', '(€ millions)', 'in thousands' in the question sentence."""
+    question = stem.rsplit("Question:", 1)[-1]
+    question = re.split(r"(?<=[.?!])\s+(?=[A-Z])", question.strip())[-1]
+    if re.search(r"(?i)\bin\s+(?:basis\s+points|bps)\b", question):
+        return StemUnit(bps=True)
+    scale = re.search(r"(?i)\(\s*(?:in\s+)?(?P<cur>[$€£¥])?\s*(?P<word>thousands|millions|billions)\s*\)"
+                      r"|\bin\s+(?P<cur2>[$€£¥])?\s*(?P<word2>thousands|millions|billions)\b", question)
+    if scale:
+        word = (scale.group("word") or scale.group("word2")).lower()
+        return StemUnit(scale=_SCALE_WORDS[word], currency=scale.group("cur") or scale.group("cur2"))
+    return None
+
+
+_SCALED_TOKEN = re.compile(r"(?i)thousand|million|billion|trillion|\d\s*(?:k|m|mm|mn|bn|b|tn|mio)\b")
+
+
+def in_stem_unit(number: Number, token: str, unit: StemUnit | None) -> Number:
+    """A bare number read in the unit the stem asks for: 236 → 2.36 % in basis points; 100 → 100,000,000 in
+    (€ millions). Numbers that carry their own unit or scale word are left alone."""
+    if unit is None:
+        return number
+    if unit.bps:
+        return Number(number.value / 100, PERCENT) if number.unit is None else number
+    if number.unit == PERCENT or _SCALED_TOKEN.search(token):
+        return number
+    return Number(number.value * unit.scale, number.unit or unit.currency)

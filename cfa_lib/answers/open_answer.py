@@ -1,0 +1,148 @@
+"""Grading one answer: `grade_open_answer` (Format B, no options shown) and `grade_choice` (Format A).
+
+The order of decisions (tests/grading_corpus/README.md):
+
+1. truncated: `finish_reason == "length"` and no `FINAL ANSWER:` (MCQ: `ANSWER: X`) line was reached;
+2. no_answer: nothing visible after a reasoning block, a refusal or a request for the options, a hedge
+   ("either X or Y", "between X and Y", "X or Y depending on ...");
+3. judge: the question has no numeric key (words, comparisons, label numbers, a number shared with a
+   distractor), or the response commits to words only;
+4. correct / incorrect: the committed number against the acceptance window (`key.grade_number`).
+
+The `FINAL ANSWER:` line, when present, is the answer (`answer_source="final_line"`); otherwise the
+heuristic reader of `final_number` finds the committed conclusion (`answer_source="heuristic"`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from cfa_lib.answers.choice import extract_choice, has_answer_line
+from cfa_lib.answers.commitment import (
+    conclusion,
+    final_answer_line,
+    has_refusal,
+    in_stem_unit,
+    is_hedge,
+    is_refusal,
+    stem_unit,
+)
+from cfa_lib.answers.final_number import Reading, read_body
+from cfa_lib.answers.key import NumericKey, gold_number_from_option, grade_number, numeric_key
+from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, aligned_values, normalise_signs
+from cfa_lib.answers.text import clean
+from cfa_lib.data import Question
+
+Verdict = Literal["correct", "incorrect", "no_answer", "truncated", "judge"]
+AnswerSource = Literal["final_line", "heuristic"]
+VERDICTS: tuple[str, ...] = ("correct", "incorrect", "no_answer", "truncated", "judge")
+
+__all__ = ["VERDICTS", "OpenGrade", "grade_choice", "grade_open_answer", "open_key"]
+
+
+@dataclass(frozen=True)
+class OpenGrade:
+    """The verdict on one answer, the value (or letter) read, why, and which path read it."""
+
+    verdict: Verdict
+    value: Number | None
+    reason: str
+    answer_source: AnswerSource | None = None
+    letter: str | None = None  # grade_choice only
+
+    def to_dict(self) -> dict:
+        return {
+            "verdict": self.verdict,
+            "value": None if self.value is None else self.value.value,
+            "unit": None if self.value is None else self.value.unit,
+            "letter": self.letter,
+            "answer_source": self.answer_source,
+            "reason": self.reason,
+        }
+
+    @property
+    def correct(self) -> bool | None:
+        """True/False for a graded answer, None when numbers did not decide (no_answer, truncated, judge)."""
+        return {"correct": True, "incorrect": False}.get(self.verdict)
+
+
+def open_key(question: Question) -> NumericKey | None:
+    """The question's numeric key, its option numbers read in the unit the stem asks for ('(€ millions)')."""
+    key = numeric_key(question.choices, question.answer)
+    unit = stem_unit(question.stem)
+    if key is None or unit is None or unit.bps:
+        return key
+
+    def scaled(text: str) -> Number | None:
+        number = gold_number_from_option(text)
+        return None if number is None else in_stem_unit(number, text, unit)
+
+    return NumericKey(
+        scaled(question.correct_text),  # type: ignore[arg-type]
+        {letter: scaled(question.choices[letter]) for letter in key.distractors},
+    )
+
+
+def grade_open_answer(question: Question, response: str | None, finish_reason: str | None = None,
+                      tolerance: float = 0.02) -> OpenGrade:
+    """Grade one open-ended response against the question's key (see the module docstring for the order)."""
+    body = normalise_signs(clean(response))
+    final = final_answer_line(body)
+    if finish_reason == "length" and final is None:
+        return OpenGrade("truncated", None, "cut by the token limit before a FINAL ANSWER line")
+    if not body.strip():
+        return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
+
+    key = open_key(question)
+    if final is not None:
+        source: AnswerSource = "final_line"
+        reading = read_body(final, question.stem)
+    else:
+        source = "heuristic"
+        reading = read_body(body, question.stem)
+        if is_refusal(body, reading.number if reading else None):
+            return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
+    # a hedge between numbers leaves nothing to compare; words ("either operating or financing cash
+    # flows") are the judge's to read when the key is words
+    if key is not None and is_hedge(final if final is not None else conclusion(body)):
+        return OpenGrade("no_answer", None, "the response offers alternatives or a range without choosing", source)
+    value = _in_stem_unit(reading, question) if reading else None
+    if key is None:
+        return OpenGrade("judge", value, "the correct option is not a single computed number "
+                         "(words, a comparison, a label or a number shared with a distractor)", source)
+    if value is None:
+        if has_refusal(body):
+            return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
+        return OpenGrade("judge", None, "the response commits to words, not a number", source)
+    grade = grade_number(value, key.gold, list(key.distractors.values()), rel_tol=tolerance)
+    return OpenGrade("correct" if grade.match else "incorrect", on_key_scale(value, key.gold), grade.reason, source)
+
+
+def on_key_scale(value: Number, gold: Number) -> Number:
+    """The value written on the key's scale and unit: 0.1429 against a 14.3 % key is 14.29 %."""
+    x, _ = aligned_values(value, gold)
+    if gold.unit == PERCENT:
+        return Number(float(f"{x * 100:.12g}"), PERCENT)  # 0.45 %, not 0.45000000000000007 %
+    return Number(x, gold.unit if value.unit in (None, *CURRENCY_UNITS) else value.unit)
+
+
+def _in_stem_unit(reading: Reading, question: Question) -> Number:
+    return in_stem_unit(reading.number, reading.token, stem_unit(question.stem))
+
+
+def grade_choice(question: Question, response: str | None, finish_reason: str | None = None) -> OpenGrade:
+    """Grade one multiple-choice response: the `ANSWER: X` line wins over trailing hypotheticals; a response
+    cut by the token limit before any answer line is truncated, never wrong."""
+    letters = "".join(question.choices)
+    body = clean(response)
+    if finish_reason == "length" and not has_answer_line(body, letters):
+        return OpenGrade("truncated", None, "cut by the token limit before an ANSWER line")
+    letter = extract_choice(response, letters)
+    if letter is None:
+        reason = "nothing is committed outside the reasoning block" if not body.strip() else \
+            "no single letter is committed"
+        return OpenGrade("no_answer", None, reason)
+    source: AnswerSource = "final_line" if has_answer_line(body, letters) else "heuristic"
+    verdict: Verdict = "correct" if letter == question.answer else "incorrect"
+    return OpenGrade(verdict, None, f"committed to {letter}; the key is {question.answer}", source, letter)

@@ -1,0 +1,106 @@
+"""Grade answers produced elsewhere: `python -m cfa_lib.grade responses.jsonl`.
+
+Each input line is one JSON object `{"question_id": "easy_3", "response": "...", "finish_reason": "stop"}`
+(`finish_reason` optional; `"format": "mcq"` grades a multiple-choice response with `grade_choice`,
+the default `"open"` uses `grade_open_answer`). One verdict per line is written as JSONL
+(`{question_id, verdict, value, unit, answer_source, reason}`, plus `letter` for MCQ rows) and the counts
+per verdict are printed. A bad line (not JSON, a missing field, an unknown question id) gets a message
+naming its line number, is skipped and counted; the exit code is then 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from cfa_lib.answers.open_answer import VERDICTS, grade_choice, grade_open_answer
+from cfa_lib.data import DATASET_NAMES, Question, load_dataset
+
+
+def _dataset_of(question_id: str) -> str | None:
+    prefix = question_id.rsplit("_", 1)[0]
+    return prefix if prefix in DATASET_NAMES else None
+
+
+def grade_lines(lines, dataset: str | None = None, tolerance: float = 0.02):
+    """(verdict rows, bad-line messages) for an iterable of JSONL lines."""
+    cache: dict[str, dict[str, Question]] = {}
+    rows: list[dict] = []
+    bad: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            bad.append(f"line {number}: not JSON ({error.msg})")
+            continue
+        if not isinstance(record, dict):
+            bad.append(f"line {number}: not a JSON object")
+            continue
+        missing = [f for f in ("question_id", "response") if f not in record]
+        if missing:
+            bad.append(f"line {number}: missing field {', '.join(missing)}")
+            continue
+        question_id = str(record["question_id"])
+        name = dataset or _dataset_of(question_id)
+        if name is None:
+            bad.append(f"line {number}: unknown question id {question_id!r} (expected easy_N or challenge_N)")
+            continue
+        if name not in cache:
+            cache[name] = {q.id: q for q in load_dataset(name)}
+        question = cache[name].get(question_id)
+        if question is None:
+            bad.append(f"line {number}: unknown question id {question_id!r} in dataset {name!r}")
+            continue
+        response = record["response"]
+        if response is not None and not isinstance(response, str):
+            bad.append(f"line {number}: response must be a string")
+            continue
+        finish_reason = record.get("finish_reason")
+        if record.get("format", "open") == "mcq":
+            grade = grade_choice(question, response, finish_reason)
+        else:
+            grade = grade_open_answer(question, response, finish_reason, tolerance=tolerance)
+        row = {"question_id": question_id, **grade.to_dict()}
+        if grade.letter is None:
+            row.pop("letter")
+        rows.append(row)
+    return rows, bad
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cfa_lib.grade", description=__doc__.splitlines()[0])
+    parser.add_argument("responses", type=Path, help="JSONL: one {question_id, response, finish_reason?} per line")
+    parser.add_argument("--dataset", choices=DATASET_NAMES, default=None,
+                        help="dataset of every question id (default: from the id prefix)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="verdicts JSONL (default: <responses>.verdicts.jsonl)")
+    parser.add_argument("--tolerance", type=float, default=0.02, help="relative tolerance (default 0.02)")
+    args = parser.parse_args(argv)
+    if args.tolerance < 0:
+        parser.error(f"--tolerance={args.tolerance} must be a non-negative number")
+    try:
+        text = args.responses.read_text(encoding="utf-8")
+    except OSError as error:
+        print(f"cannot read {args.responses}: {error.strerror}", file=sys.stderr)
+        return 2
+    rows, bad = grade_lines(text.splitlines(), args.dataset, args.tolerance)
+    out = args.out or args.responses.with_suffix(".verdicts.jsonl")
+    out.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    for message in bad:
+        print(message, file=sys.stderr)
+    counts = Counter(row["verdict"] for row in rows)
+    print(f"{len(rows)} graded, written to {out}")
+    for verdict in VERDICTS:
+        print(f"  {verdict:<10} {counts.get(verdict, 0)}")
+    if bad:
+        print(f"  {'bad lines':<10} {len(bad)}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
