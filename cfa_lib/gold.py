@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from cfa_lib import prompts
-from cfa_lib.answers import gold_number_from_option, numeric_key, parse_reply
+from cfa_lib.answers import gold_number_from_option, open_key, parse_reply
 from cfa_lib.data import Question
 from cfa_lib.models import Request, complete_keyed
 
@@ -50,7 +50,7 @@ def from_option(question: Question) -> GoldAnswer | None:
     revenue" against "... in average revenue") cannot decide, so that question is graded in words."""
     if gold_number_from_option(question.correct_text) is None:
         return None
-    key = numeric_key(question.choices, question.answer)
+    key = open_key(question)  # the option's number read in the unit the stem asks for ('(€ millions)')
     if key is None:
         return text_only(question, "a distractor carries the same number: graded in words")
     return GoldAnswer(key.gold.value, key.gold.unit, question.correct_text, None, None, "option")

@@ -126,3 +126,20 @@ def test_options_that_share_the_number_go_to_the_judge() -> None:
     judged = answer("", parsed={"correct": False, "reasoning": "Puts the gain in OCI."})
     row = grade(q.id, "ANSWER: C", "It is recognised in other comprehensive income: €3.3 million.", judged)
     assert row["judge_verdict"] == ob.JUDGE_INCORRECT
+
+
+def test_truncated_and_refused_answers_are_excluded_or_counted_never_guessed() -> None:
+    """A response cut by the token limit is excluded (both formats); a refusal is not correct, counted apart."""
+    cut = "FV = 75,000 × (1 + 0.07/4)^24. First, 0.07/4 = 0.0175, and 1.0175^24 is about"
+    row = grade("easy_9", FORMAT_A_OUTPUT, cut, finish_reason="length")
+    assert row["judge_verdict"] == "TRUNCATED" and row["correct_without_options"] is None
+    assert row["open_status"] == "truncated"
+    refusal = "I can't answer this without the answer choices. Please provide options A, B and C."
+    row = grade("easy_9", FORMAT_A_OUTPUT, refusal)
+    assert row["judge_verdict"] == ob.NO_ANSWER and row["correct_without_options"] is False
+    assert row["open_status"] == "no_answer"
+    q = QUESTIONS["easy_9"]
+    cut_mcq = ob.grade_question(q, answer("Let me compute the rate: (1.6)^(1/12) =", finish_reason="length"),
+                                answer("FINAL ANSWER: 7.98%"), None, 0.02)
+    assert cut_mcq.correct_with_options is None and ob.exclusion_reason(cut_mcq) == "TRUNCATED (with options)"
+    assert cut_mcq.answer_source == "final_line" and cut_mcq.judge_verdict == ob.NUMERICAL_MATCH

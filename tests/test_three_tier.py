@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from cfa_lib.answers import extract_number, gold_number_from_option
+from cfa_lib.answers import extract_number, gold_number_from_option, open_key
+from cfa_lib.answers.commitment import stem_unit
 from cfa_lib.data import load_dataset
 from cfa_lib.experiments import three_tier as tt
 from cfa_lib.gold import GoldAnswer, from_option
@@ -106,7 +107,10 @@ def test_gold_from_option_for_every_numeric_option_of_cfa_easy() -> None:
             assert question.id in {"easy_277", "easy_826", "easy_927"} and gold.numerical is None
             continue
         assert gold.source == "option"
-        assert (gold.numerical, gold.unit) == (read.value, read.unit), question.id
+        key = open_key(question)  # in the unit the stem asks for: easy_212's "(€ millions)" makes €100 €100 million
+        assert (gold.numerical, gold.unit) == (key.gold.value, key.gold.unit), question.id
+        if stem_unit(question.stem) is None:
+            assert (gold.numerical, gold.unit) == (read.value, read.unit), question.id
         n += 1
     assert n >= 85  # of the 154 correct options with a digit, the rest carry two numbers or none to grade by
 
@@ -126,9 +130,15 @@ def test_text_answer_goes_to_the_judge_and_takes_its_level() -> None:
 
 
 def test_numeric_answers_are_auto_graded_in_the_first_pass() -> None:
-    row = tt.first_pass(EASY["easy_10"], PERPETUITY, reply("PV = 2000/0.06 = £33,333"), 0.02)
+    """easy_3's key is $113,733; a factor-of-ten slip is C without the judge. easy_10's key ("greater than
+    the lump sum") is words: even a number goes to the judge, since no numeric gold is grounded there."""
+    gold = from_option(EASY["easy_3"])
+    row = tt.first_pass(EASY["easy_3"], gold, reply("FV = 75,000 × 1.0175^24 = $11,373.\nFINAL ANSWER: $11,373"), 0.02)
     assert row.level == "incorrect" and row.evaluation["auto_graded"]
-    assert row.evaluation["student_value"] == 33333 and row.evaluation["gold_value"] == 400000
+    assert row.evaluation["student_value"] == 11373 and row.evaluation["gold_value"] == 113733
+    assert row.evaluation["answer_source"] == "final_line"
+    row = tt.first_pass(EASY["easy_10"], PERPETUITY, reply("PV = 2000/0.06 = £33,333"), 0.02)
+    assert row.level is None and row.evaluation["verdict"] == "judge"
 
 
 def test_failed_model_or_judge_excludes_the_row() -> None:
@@ -189,3 +199,12 @@ def test_reference_runs_regraded_against_the_key(model, changes, strict, lenient
     assert round(s["strict_accuracy"], 4) == strict and round(s["lenient_accuracy"], 4) == lenient
     easy_2 = next(r for r in data["results"] if r["question_id"] == "easy_2")
     assert easy_2["gold_answer"]["numerical"] == 365  # the file itself is never changed
+
+
+def test_a_cut_answer_is_excluded_and_a_refusal_is_c_counted_as_no_answer() -> None:
+    gold = from_option(EASY["easy_3"])
+    row = tt.first_pass(EASY["easy_3"], gold, reply("FV = 75,000 × 1.0175^24 =", finish_reason="length"), 0.02)
+    assert row.excluded == "TRUNCATED" and row.level is None
+    row = tt.first_pass(EASY["easy_3"], gold, reply("Please provide the answer choices."), 0.02)
+    assert row.level == "incorrect" and row.evaluation["verdict"] == "no_answer"
+    assert tt.summarize([row])["no_answer"] == 1

@@ -16,7 +16,7 @@ from cfa_lib.answers.choice import extract_choice
 from cfa_lib.answers.final_number import extract_number
 from cfa_lib.answers.key import NumericGrade, NumericKey, gold_number_from_option, grade_number, numeric_key
 from cfa_lib.answers.numbers import Number, aligned_values, extract_numbers_in, numbers_match, relative_error
-from cfa_lib.answers.open_answer import VERDICTS, OpenGrade, grade_choice, grade_open_answer
+from cfa_lib.answers.open_answer import VERDICTS, OpenGrade, grade_choice, grade_open_answer, open_key
 from cfa_lib.answers.structured import parse_reply
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "grade_choice",
     "grade_number",
     "grade_open_answer",
+    "open_key",
     "numbers_match",
     "numeric_key",
     "parse_reply",

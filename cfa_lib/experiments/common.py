@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cfa_lib import __version__, params
-from cfa_lib.answers import extract_choice
+from cfa_lib.answers import grade_choice
 from cfa_lib.data import Question, load_dataset
 from cfa_lib.experiments.judging import default_judges
 from cfa_lib.models import DEFAULT_MAX_CONCURRENCY, Completion, get_client
@@ -116,24 +116,37 @@ def usage(completions: Sequence[Completion | None]) -> dict[str, Any]:
     }
 
 
+TRUNCATED = "TRUNCATED"  # cut by the token limit: excluded and reported, never counted wrong
+
+
 @dataclass(frozen=True)
 class LetterOutcome:
-    """A multiple-choice completion read against its key: the letter, whether it is right, or the failure."""
+    """A multiple-choice completion read against its key: the letter, whether it is right, or why not."""
 
     letter: str | None
-    correct: bool | None  # None: the call failed, so the question is excluded, never counted wrong
+    correct: bool | None  # None: failed or cut short, so the question is excluded, never counted wrong
     error: str | None
+    status: str = "answered"  # answered | no_answer | truncated | failed
 
     @property
     def no_answer(self) -> bool:
-        return self.error is None and self.letter is None
+        return self.status == "no_answer"
 
 
-def grade_letter(completion: Completion, answer_key: str) -> LetterOutcome:
-    if not completion.ok:
-        return LetterOutcome(None, None, completion.error)
-    letter = extract_choice(completion.text)
-    return LetterOutcome(letter, letter == answer_key, None)
+def cut_short(completion: Completion) -> bool:
+    """The token limit ended the response (the engine's retry with a larger budget did not help)."""
+    return completion.finish_reason == "length" or completion.error_kind == "truncated"
+
+
+def grade_letter(completion: Completion, question: Question) -> LetterOutcome:
+    """`grade_choice` on a completion: a failed call or a response cut before its answer line is excluded."""
+    if not completion.ok and not cut_short(completion):
+        return LetterOutcome(None, None, completion.error, "failed")
+    grade = grade_choice(question, completion.text, "length" if cut_short(completion) else completion.finish_reason)
+    if grade.verdict == "truncated":
+        return LetterOutcome(None, None, f"{TRUNCATED}: {grade.reason}", "truncated")
+    status = "no_answer" if grade.verdict == "no_answer" else "answered"
+    return LetterOutcome(grade.letter, grade.verdict == "correct", None, status)
 
 
 def count(values: Sequence[Any]) -> dict[str, int]:

@@ -125,9 +125,9 @@ def order_like(questions: Sequence[Question], records: Sequence[PerturbationReco
     return sorted(records, key=lambda r: (position[r.question_id], r.level))
 
 
-def outcome(completion: Completion, key: str) -> dict[str, Any]:
+def outcome(completion: Completion, question: Question) -> dict[str, Any]:
     """A multiple-choice answer as the study's files record it, for originals and perturbations alike."""
-    letter = grade_letter(completion, key)
+    letter = grade_letter(completion, question)
     return {"answer": letter.letter, "correct": letter.correct, "response": completion.text, "error": letter.error}
 
 
@@ -138,12 +138,12 @@ def row_of(question: Question, records: Sequence[PerturbationRecord], answers: M
         entry: dict[str, Any] = {"valid": record.valid, **record.to_dict()}
         if record.valid:
             perturbed = record.as_question()
-            answered = outcome(answers[perturbed.id], perturbed.answer)
+            answered = outcome(answers[perturbed.id], perturbed)
             entry.update(model_answer=answered["answer"], correct=answered["correct"], response=answered["response"],
                          error=answered["error"])
         perturbations.append(entry)
     return Row(question_id=question.id, correct_answer=question.answer,
-               original=outcome(answers[question.id], question.answer), perturbations=perturbations)
+               original=outcome(answers[question.id], question), perturbations=perturbations)
 
 
 def _rate(values: Sequence[bool]) -> float | None:

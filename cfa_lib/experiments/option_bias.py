@@ -17,11 +17,13 @@ from pydantic import BaseModel
 
 from cfa_lib import params, prompts, stats
 from cfa_lib.answerability import classify, is_open_answerable
-from cfa_lib.answers import extract_number, grade_number, numeric_key, parse_reply
+from cfa_lib.answers import OpenGrade, grade_open_answer, parse_reply
 from cfa_lib.data import Question
 from cfa_lib.experiments.common import (
+    TRUNCATED,
     Settings,
     count,
+    cut_short,
     engine_stats,
     grade_letter,
     load_run,
@@ -52,7 +54,7 @@ JUDGE_FAILED = "JUDGE_FAILED"
 JUDGE_TIE = "JUDGE_TIE"  # a panel split evenly: no verdict, excluded like a failed judge
 MODEL_FAILED = "MODEL_FAILED"
 CORRECT_VERDICTS = {NUMERICAL_MATCH, JUDGE_CORRECT, "CORRECT"}  # "CORRECT": the original study's judge
-EXCLUDED_VERDICTS = {JUDGE_FAILED, JUDGE_TIE, MODEL_FAILED}
+EXCLUDED_VERDICTS = {JUDGE_FAILED, JUDGE_TIE, MODEL_FAILED, TRUNCATED}
 
 
 @dataclass
@@ -77,6 +79,7 @@ class Row(ResultRow):
     thinking_without: str | None = None
     open_answerable: bool | None = None  # None in the study's files: the shipped classification decides
     open_status: str | None = None  # answered | no_answer | truncated | failed (Format B)
+    answer_source: str | None = None  # final_line | heuristic: which path read Format B's answer
 
     @property
     def answerable(self) -> bool:
@@ -88,7 +91,7 @@ class Row(ResultRow):
         order = ("question_id", "correct_answer", "correct_text", "answer_with", "correct_with_options",
                  "no_answer_with", "error_with", "judge_verdict", "answer_without", "judge_reasoning",
                  "correct_without_options", "option_biased", "response_with", "response_without",
-                 "thinking_with", "thinking_without", "open_answerable", "open_status")
+                 "thinking_with", "thinking_without", "open_answerable", "open_status", "answer_source")
         row = super().to_dict()
         return {**{k: row.pop(k) for k in order}, **row}
 
@@ -108,19 +111,17 @@ def judge_request(question: Question, response: str) -> Request:
     return Request(prompts.chat(prompts.JUDGE_SYSTEM, user), schema=JudgeVerdict)
 
 
-def grade_open_numerically(question: Question, response: str, tolerance: float) -> dict[str, Any] | None:
-    """The numeric verdict for Format B, or None when the judge must decide: no number in the response,
-    or options that numbers cannot tell apart (none in the correct one, or the same in a distractor)."""
-    key = numeric_key(question.choices, question.answer)
-    answer = extract_number(response)
-    if key is None or answer is None:
+def open_grade(question: Question, completion: Completion, tolerance: float) -> OpenGrade | None:
+    """`grade_open_answer` on a Format B completion; None for a failed call (excluded, never graded)."""
+    if not completion.ok and not cut_short(completion):
         return None
-    grade = grade_number(answer, key.gold, list(key.distractors.values()), rel_tol=tolerance)
-    return {
-        "judge_verdict": NUMERICAL_MATCH if grade.match else NUMERICAL_MISMATCH,
-        "answer_without": answer.short(),
-        "judge_reasoning": grade.reason,
-    }
+    finish = "length" if cut_short(completion) else completion.finish_reason
+    return grade_open_answer(question, completion.text, finish, tolerance)
+
+
+def needs_judge(question: Question, completion: Completion, tolerance: float) -> bool:
+    grade = open_grade(question, completion, tolerance)
+    return grade is not None and grade.verdict == "judge"
 
 
 def grade_question(question: Question, with_options: Completion, without_options: Completion,
@@ -128,7 +129,7 @@ def grade_question(question: Question, with_options: Completion, without_options
     """The results row of one question, from its two formats' completions and the judge's (if asked)."""
     fields: dict[str, Any] = {"question_id": question.id, "correct_answer": question.answer,
                               "correct_text": question.correct_text}
-    letter = grade_letter(with_options, question.answer)
+    letter = grade_letter(with_options, question)
     fields.update(answer_with=letter.letter, correct_with_options=letter.correct, no_answer_with=letter.no_answer,
                   error_with=letter.error)
     fields.update(grade_open(question, without_options, judged, tolerance))
@@ -140,29 +141,33 @@ def grade_question(question: Question, with_options: Completion, without_options
     return Row(**fields, response_with=with_options.text, response_without=without_options.text,
                thinking_with=with_options.thinking, thinking_without=without_options.thinking,
                open_answerable=classify(question).open_answerable,
-               open_status=open_status(without_options, fields["judge_verdict"]))
+               open_status=open_status(fields["judge_verdict"]))
 
 
-def open_status(completion: Completion, verdict: str) -> str:
+def open_status(verdict: str) -> str:
     """What became of the open answer: failed call, cut by the token limit, nothing committed, or answered."""
-    if not completion.ok and completion.error_kind != "truncated":
+    if verdict == MODEL_FAILED:
         return "failed"
-    if completion.finish_reason == "length" or completion.error_kind == "truncated":
-        return "truncated"
-    return "no_answer" if verdict == NO_ANSWER else "answered"
+    return {TRUNCATED: "truncated", NO_ANSWER: "no_answer"}.get(verdict, "answered")
+
+
+_OPEN_VERDICTS = {"correct": NUMERICAL_MATCH, "incorrect": NUMERICAL_MISMATCH, "no_answer": NO_ANSWER,
+                  "truncated": TRUNCATED}
 
 
 def grade_open(
     question: Question, completion: Completion, judged: Mapping[str, Completion] | None, tolerance: float
 ) -> dict[str, Any]:
-    if not completion.ok:
+    """Format B's verdict: numbers where they decide, the judge where they cannot; a refusal or a hedge
+    is NO_ANSWER (not correct, counted apart), a response cut by the token limit is excluded."""
+    grade = open_grade(question, completion, tolerance)
+    if grade is None:
         return {"judge_verdict": MODEL_FAILED, "answer_without": None, "judge_reasoning": completion.error}
-    if not completion.text.strip():
-        return {"judge_verdict": NO_ANSWER, "answer_without": None, "judge_reasoning": "empty response"}
-    numeric = grade_open_numerically(question, completion.text, tolerance)
-    if numeric is not None:
-        return numeric
-    return judged_open(judged)
+    source = {"answer_source": grade.answer_source}
+    if grade.verdict == "judge":
+        return {**judged_open(judged), **source}
+    return {"judge_verdict": _OPEN_VERDICTS[grade.verdict], "answer_without": grade.value.short() if grade.value
+            else None, "judge_reasoning": grade.reason, **source}
 
 
 def judge_says(completion: Completion | None) -> bool | None:
@@ -188,10 +193,14 @@ def judged_open(judged: Mapping[str, Completion] | None) -> dict[str, Any]:
 
 
 def exclusion_reason(row: Row) -> str | None:
-    """Why a row is left out of the paired analysis (a failed call), or None when it is paired."""
+    """Why a row is left out of the paired analysis (a failed call, a response cut short, a judge panel
+    without a verdict), or None when it is paired."""
     if row.correct_without_options is None:
         return row.judge_verdict
-    return "MODEL_FAILED (with options)" if row.correct_with_options is None else None
+    if row.correct_with_options is None:
+        truncated = (row.error_with or "").startswith(TRUNCATED)
+        return f"{TRUNCATED if truncated else MODEL_FAILED} (with options)"
+    return None
 
 
 def summarize(rows: Sequence[Row], seed: int = 0) -> dict[str, Any]:
@@ -254,7 +263,7 @@ def run(settings: Settings, calibration_sample: int = CALIBRATION_QUESTIONS) -> 
     to_judge = {
         q.id: judge_request(q, open_.text) for q in questions
         if (open_ := answers[q.id, "B"]).ok and open_.text.strip()
-        and grade_open_numerically(q, open_.text, settings.tolerance) is None
+        and needs_judge(q, open_, settings.tolerance)
     }
     judges = {name: client if name == settings.model else ready_client(name) for name in settings.judges}
     judged = ask_panel(judges, to_judge, **settings.engine()) if to_judge else {}

@@ -22,15 +22,26 @@ from cfa_lib.answerability import is_open_answerable
 from cfa_lib.answers import (
     Number,
     aligned_values,
-    extract_number,
     gold_number_from_option,
     grade_number,
+    grade_open_answer,
     numeric_key,
+    open_key,
     parse_reply,
     relative_error,
 )
 from cfa_lib.data import DATASET_NAMES, Question, load_dataset
-from cfa_lib.experiments.common import Settings, count, engine_stats, load_run, metadata, ready_client, usage
+from cfa_lib.experiments.common import (
+    TRUNCATED,
+    Settings,
+    count,
+    cut_short,
+    engine_stats,
+    load_run,
+    metadata,
+    ready_client,
+    usage,
+)
 from cfa_lib.experiments.judging import CALIBRATION_QUESTIONS, ask_panel, majority, run_calibration
 from cfa_lib.gold import GoldAnswer, gold_answers
 from cfa_lib.models import Completion, Request, complete_keyed, get_client
@@ -190,19 +201,36 @@ def run(settings: Settings, gold_model: str | None = None, agreement_sample: int
 
 
 def first_pass(question: Question, gold: GoldAnswer, response: Completion, tolerance: float) -> Row:
-    """A results row graded as far as numbers go: a level when they decide, else None for the judge."""
-    answer = extract_number(response.text) if response.ok else None
+    """A results row graded as far as numbers go: a level when they decide, else None for the judge.
+
+    The answer is read by `grade_open_answer`: cut by the token limit is excluded (never C); a refusal, a
+    hedge or nothing committed is C and counted as `no_answer`; words, or a key that is not a number, go
+    to the judge.
+    """
+    failed = not response.ok and not cut_short(response)
+    grade = None if failed else grade_open_answer(question, response.text,
+                                                   "length" if cut_short(response) else response.finish_reason,
+                                                   tolerance)
+    answer = grade.value if grade is not None else None
     row = Row(
         question_id=question.id, correct_answer_letter=question.answer, level=None, gold_answer=gold.to_dict(),
         model_response=response.text, thinking=response.thinking,
         evaluation={"reasoning": None, "auto_graded": False, "student_value": answer.value if answer else None,
-                    "student_unit": answer.unit if answer else None, "gold_value": gold.numerical},
+                    "student_unit": answer.unit if answer else None, "gold_value": gold.numerical,
+                    "verdict": grade.verdict if grade else None,
+                    "answer_source": grade.answer_source if grade else None},
     )
-    if not response.ok:
+    if grade is None:
         row.excluded = "MODEL_FAILED"
         row.evaluation["reasoning"] = response.error
-    elif gold.numerical is not None and answer is not None:
-        distractors = [gold_number_from_option(t) for t in question.distractors.values()]
+    elif grade.verdict == "truncated":
+        row.excluded = TRUNCATED
+        row.evaluation["reasoning"] = grade.reason
+    elif grade.verdict == "no_answer":
+        row.level, row.evaluation["auto_graded"], row.evaluation["reasoning"] = "incorrect", True, grade.reason
+    elif grade.verdict in ("correct", "incorrect") and gold.numerical is not None and answer is not None:
+        key = open_key(question)
+        distractors = list(key.distractors.values()) if key else []
         tier = numeric_tier(answer, gold, distractors, tolerance)
         row.evaluation["reasoning"] = tier.reasoning
         if tier.level is not None:
@@ -291,6 +319,7 @@ def summarize_levels(rows: Sequence[Row]) -> dict[str, Any]:
         "lenient_accuracy": lenient / n if n else None,
         "lenient_accuracy_ci": stats.wilson_interval(lenient, n) if n else None,
         "auto_graded": sum(bool(r.evaluation.get("auto_graded")) for r in graded),
+        "no_answer": sum(r.evaluation.get("verdict") == "no_answer" for r in graded),
         "error_categories": count([c for c in categories if c is not None]),
     }
 
