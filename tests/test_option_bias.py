@@ -107,7 +107,7 @@ def test_no_letter_is_wrong_and_counted() -> None:
 def test_reference_runs_recompute_their_own_summary(model, b, c, acc_with, acc_without) -> None:
     path = REFERENCE_DIR / f"A5_option_bias_{model}.json"
     data = ob.load(path)
-    mine, theirs = data["recomputed_summary"], json.loads(path.read_text())["summary"]
+    mine, theirs = data["recomputed_as_published"], json.loads(path.read_text())["summary"]
     assert (mine["mcnemar_test"]["b"], mine["mcnemar_test"]["c"]) == (b, c) == (
         theirs["mcnemar_test"]["b"], theirs["mcnemar_test"]["c"])
     assert round(mine["accuracy_with_options"], 4) == acc_with == theirs["accuracy_with_options"]
@@ -143,3 +143,19 @@ def test_truncated_and_refused_answers_are_excluded_or_counted_never_guessed() -
                                 answer("FINAL ANSWER: 7.98%"), None, 0.02)
     assert cut_mcq.correct_with_options is None and ob.exclusion_reason(cut_mcq) == "TRUNCATED (with options)"
     assert cut_mcq.answer_source == "final_line" and cut_mcq.judge_verdict == ob.NUMERICAL_MATCH
+
+
+@pytest.mark.parametrize("model, changes, n, bias, n_answerable, bias_answerable", [
+    ("gpt-4o-mini", {"refusal judged correct: not correct": 3}, 1032, 0.0223, 704, 0.0412),
+    ("gpt-5-mini", {"empty open answer: excluded, not judged": 58,
+                    "no letter recorded with options: excluded, not wrong": 10,
+                    "refusal judged correct: not correct": 56}, 972, 0.1101, 660, 0.0621),
+])
+def test_reference_runs_regraded(model, changes, n, bias, n_answerable, bias_answerable) -> None:
+    """easy_31 (gpt-5-mini): "I can't choose the correct statement without seeing the answer choices. Please
+    paste the list" was judged CORRECT by the study's judge; here it is no answer, so not correct."""
+    data = ob.load(REFERENCE_DIR / f"A5_option_bias_{model}.json")
+    assert data["regrade_changes"] == changes
+    s = data["recomputed_summary"]
+    assert (s["n_paired"], round(s["option_bias"], 4)) == (n, bias)
+    assert (s["answerable"]["n_paired"], round(s["answerable"]["option_bias"], 4)) == (n_answerable, bias_answerable)

@@ -24,15 +24,17 @@ def reference_option_bias(tmp_path_factory):
 
 
 def test_reference_runs_are_labelled_as_imported(reference_option_bias):
-    assert [r.label for r in reference_option_bias] == ["gpt-4o-mini (reference)", "gpt-5-mini (reference)"]
+    assert [r.label for r in reference_option_bias] == [
+        "gpt-4o-mini (reference, as published)", "gpt-4o-mini (reference, re-graded)",
+        "gpt-5-mini (reference, as published)", "gpt-5-mini (reference, re-graded)"]
     assert {r.source for r in reference_option_bias} == {
         "imported from the original study (taiwanfifi/CFA_essay)"}
 
 
 def test_p1_option_bias_table_reproduces_the_reference_runs_own_summaries(reference_option_bias):
     table = tables.option_bias_table(report_runs.summaries(reference_option_bias), numeric=True)
-    for label, name in (("gpt-4o-mini (reference)", "A5_option_bias_gpt-4o-mini.json"),
-                        ("gpt-5-mini (reference)", "A5_option_bias_gpt-5-mini.json")):
+    for label, name in (("gpt-4o-mini (reference, as published)", "A5_option_bias_gpt-4o-mini.json"),
+                        ("gpt-5-mini (reference, as published)", "A5_option_bias_gpt-5-mini.json")):
         own, column = file_summary(name), table[label]
         assert column["accuracy with options"] == pytest.approx(own["accuracy_with_options"], abs=5e-5)
         assert column["accuracy without options"] == pytest.approx(own["accuracy_without_options"], abs=5e-5)
@@ -46,13 +48,13 @@ def test_p1_option_bias_table_reproduces_the_reference_runs_own_summaries(refere
 
 def test_p1_option_bias_table_prints_the_papers_numbers(reference_option_bias):
     table = tables.option_bias_table(report_runs.summaries(reference_option_bias))
-    mini = table["gpt-4o-mini (reference)"]
+    mini = table["gpt-4o-mini (reference, as published)"]
     assert (mini["accuracy with options"], mini["accuracy without options"]) == ("82.6%", "80.6%")
     assert mini["option bias (pp)"] == "+1.9"
     assert mini["biased questions"] == "147 (14.2%)"
     assert (mini["McNemar b (right only with options)"], mini["McNemar c (right only without)"]) == ("147", "127")
     assert (mini["McNemar chi2 (continuity-corrected)"], mini["McNemar p"]) == ("1.318", "0.251")
-    five = table["gpt-5-mini (reference)"]
+    five = table["gpt-5-mini (reference, as published)"]
     assert (five["accuracy with options"], five["accuracy without options"], five["McNemar p"]) == (
         "92.8%", "86.3%", "< 0.001")
 
@@ -107,17 +109,18 @@ def test_our_latest_runs_come_first_and_are_labelled_by_dataset_when_datasets_di
     our_run(tmp_path, "local", "challenge", "20260101T000000Z", rows=10)
     runs = report_runs.collect_runs("option_bias", tmp_path, include_reference=True)
     labels = [r.label for r in runs]
-    assert labels == ["local · challenge", "local · easy", "gpt-4o-mini · easy (reference)",
-                      "gpt-5-mini · easy (reference)"]
+    assert labels == ["local · challenge", "local · easy", "gpt-4o-mini · easy (reference, as published)",
+                      "gpt-4o-mini · easy (reference, re-graded)", "gpt-5-mini · easy (reference, as published)",
+                      "gpt-5-mini · easy (reference, re-graded)"]
     assert runs[1].source == "this toolkit" and runs[1].summary["n_paired"] == 40
 
 
 def test_tables_are_written_as_csv_with_raw_values(tmp_path, reference_option_bias):
     shown = tables.table("table_p1_option_bias", {"option_bias": reference_option_bias}, tmp_path / "tables")
-    assert shown.loc["accuracy with options", "gpt-4o-mini (reference)"] == "82.6%"
+    assert shown.loc["accuracy with options", "gpt-4o-mini (reference, as published)"] == "82.6%"
     csv = pd.read_csv(tmp_path / "tables" / "table_p1_option_bias.csv", index_col=0)
-    assert float(csv.loc["McNemar b (right only with options)", "gpt-4o-mini (reference)"]) == 147
-    assert float(csv.loc["accuracy with options", "gpt-4o-mini (reference)"]) == pytest.approx(852 / 1032)
+    assert float(csv.loc["McNemar b (right only with options)", "gpt-4o-mini (reference, as published)"]) == 147
+    assert float(csv.loc["accuracy with options", "gpt-4o-mini (reference, as published)"]) == pytest.approx(852 / 1032)
 
 
 def test_model_text_is_escaped_when_an_example_table_is_rendered(tmp_path):
@@ -155,9 +158,9 @@ def test_model_labels_are_short_enough_for_a_legend():
 def test_notebook_tables_of_one_loaded_run(reference_option_bias, tmp_path):
     data = reference_option_bias[0].data
     summary = tables.option_bias_summary(data)["value"]
-    assert (summary["accuracy with options"], summary["option bias (pp)"]) == ("82.6%", "+1.9")
-    assert summary["McNemar b, c"] == "147, 127" and summary["McNemar chi2 (p)"] == "1.318 (0.251)"
-    assert "McNemar's test: chi2 = 1.318, p = 0.251" in tables.describe_mcnemar(data)
+    # re-graded: three refusals that the study's judge called correct are not (b 147 -> 150)
+    assert (summary["accuracy with options"], summary["option bias (pp)"]) == ("82.6%", "+2.2")
+    assert summary["McNemar b, c"] == "150, 127"
     assert int(tables.option_bias_contingency(data).to_numpy().sum()) == 1032
     three_tier = report_runs.collect_runs("three_tier", tmp_path, include_reference=True)[0].data
     assert list(tables.three_tier_levels(three_tier)["questions"]) == [241, 213, 539]  # re-graded against the key

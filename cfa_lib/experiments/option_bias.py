@@ -8,6 +8,7 @@ from the paired analysis and reported, never counted as wrong answers.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from pydantic import BaseModel
 from cfa_lib import params, prompts, stats
 from cfa_lib.answerability import classify, is_open_answerable
 from cfa_lib.answers import OpenGrade, grade_open_answer, parse_reply
+from cfa_lib.answers.commitment import has_refusal
 from cfa_lib.data import Question
 from cfa_lib.experiments.common import (
     TRUNCATED,
@@ -54,7 +56,7 @@ JUDGE_FAILED = "JUDGE_FAILED"
 JUDGE_TIE = "JUDGE_TIE"  # a panel split evenly: no verdict, excluded like a failed judge
 MODEL_FAILED = "MODEL_FAILED"
 CORRECT_VERDICTS = {NUMERICAL_MATCH, JUDGE_CORRECT, "CORRECT"}  # "CORRECT": the original study's judge
-EXCLUDED_VERDICTS = {JUDGE_FAILED, JUDGE_TIE, MODEL_FAILED, TRUNCATED}
+EXCLUDED_VERDICTS = {JUDGE_FAILED, JUDGE_TIE, MODEL_FAILED, TRUNCATED, "EMPTY_RESPONSE"}
 
 
 @dataclass
@@ -198,8 +200,8 @@ def exclusion_reason(row: Row) -> str | None:
     if row.correct_without_options is None:
         return row.judge_verdict
     if row.correct_with_options is None:
-        truncated = (row.error_with or "").startswith(TRUNCATED)
-        return f"{TRUNCATED if truncated else MODEL_FAILED} (with options)"
+        why = next((w for w in (TRUNCATED, NO_LETTER_RECORDED) if (row.error_with or "").startswith(w)), MODEL_FAILED)
+        return f"{why} (with options)"
     return None
 
 
@@ -290,4 +292,45 @@ def run(settings: Settings, calibration_sample: int = CALIBRATION_QUESTIONS) -> 
 
 def load(path: str | Path) -> dict[str, Any]:
     """A results file of this experiment (ours or the original study's), with its summary recomputed."""
-    return load_run(path, EXPERIMENT, Row, lambda rows, _: summarize(rows))
+    return load_run(path, EXPERIMENT, Row, lambda rows, _: summarize(rows), regrade)
+
+
+NO_LETTER_RECORDED = "NO_LETTER_RECORDED"  # the study's file: no letter and thousands of tokens spent
+EMPTY_RESPONSE = "EMPTY_RESPONSE"  # the study's file: an empty open answer, graded by its judge anyway
+
+
+def regrade(rows: list[Row]) -> tuple[list[Row], dict[str, int]]:
+    """This toolkit's rules on rows whose verdicts another grader wrote (the original study's files).
+
+    Only what the stored (cut-short) text still shows is re-read: a refusal ("Please paste the options")
+    is not a correct answer; an empty open answer and a missing letter are not answers at all and are
+    excluded (the study's budget ran out), never counted as right or wrong. Our own rows are already
+    graded by these rules and pass through unchanged.
+    """
+    changes: Counter[str] = Counter()
+    out = []
+    for row in rows:
+        if row.open_status is not None:  # graded by this toolkit
+            out.append(row)
+            continue
+        update: dict[str, Any] = {}
+        text = row.answer_without or ""
+        if row.answer_with is None and row.correct_with_options is False:
+            update.update(correct_with_options=None, error_with=f"{NO_LETTER_RECORDED}: no letter in the file")
+            changes["no letter recorded with options: excluded, not wrong"] += 1
+        if not text.strip() and row.correct_without_options is not None:
+            update.update(correct_without_options=None, judge_verdict=EMPTY_RESPONSE)
+            changes["empty open answer: excluded, not judged"] += 1
+        elif has_refusal(text) and row.correct_without_options is not None and \
+                row.judge_verdict not in (NO_ANSWER, NUMERICAL_MATCH):
+            if row.correct_without_options:
+                changes["refusal judged correct: not correct"] += 1
+            update.update(correct_without_options=False, judge_verdict=NO_ANSWER)
+        if update:
+            fields = {**row.to_dict(), **update}
+            with_ = fields["correct_with_options"]
+            without = fields["correct_without_options"]
+            fields["option_biased"] = (with_ and not without) if with_ is not None and without is not None else None
+            row = Row.from_dict(fields)
+        out.append(row)
+    return out, dict(changes)

@@ -105,6 +105,8 @@ def run_metadata_page(results_dir: Path | None = None) -> str:
     rows = []
     for experiment in EXPERIMENTS:
         for run in collect_runs(experiment, results_dir or results_root(), include_reference=True):
+            if run.as_published:  # one line per file: its re-graded twin follows
+                continue
             meta, use = run.metadata, run_usage(run.data)
             cost = use["cost_usd"]
             rows.append([
