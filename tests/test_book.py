@@ -52,7 +52,8 @@ def test_markdown_cells_cannot_carry_markup_or_break_the_table():
 
 def test_run_metadata_page_lists_the_reference_runs_with_their_tokens_and_cost(tmp_path):
     page = pages.run_metadata_page(tmp_path)
-    row = next(line for line in page.splitlines() if line.startswith("| option\\_bias | gpt-4o-mini (reference, re-graded)"))
+    prefix = "| option\\_bias | gpt-4o-mini (reference, re-graded)"
+    row = next(line for line in page.splitlines() if line.startswith(prefix))
     assert "| 836,948 | 0.3139 | original study (imported) |" in row
     assert f"Current prompt version: `{PROMPT_VERSION}`" in page
 

@@ -172,6 +172,11 @@ def load_run(path: str | Path, experiment: str, row_type: type[ResultRow],
     regraded, changes = regrade(rows) if regrade is not None else (rows, {})
     data["recomputed_summary"] = summarize(regraded, data["metadata"]) if changes else \
         data["recomputed_as_published"]
+    for summary in {id(s): s for s in (data["recomputed_as_published"], data["recomputed_summary"])}.values():
+        # facts of the run that rows cannot give back: the judge's calibration and agreement, who judged
+        summary.update({k: data["summary"][k] for k in ("judge_calibration", "judge_agreement")
+                        if k in data["summary"]})
+        summary["self_judged"] = data["metadata"].get("self_judged")
     data["regrade_changes"] = changes
     return data
 

@@ -84,9 +84,39 @@ def _mc(key: str) -> Callable[[Summary], Any]:
     return lambda s: (s.get("mcnemar_test") or {}).get(key)
 
 
+def _answerable(key: str) -> Callable[[Summary], Any]:
+    """A key of the summary over the open-answerable questions (the like-with-like headline)."""
+    def get(s: Summary) -> Any:
+        sub = s.get("answerable") or {}
+        return (sub.get("mcnemar_test") or {}).get("p_value") if key == "mcnemar_p" else sub.get(key)
+    return get
+
+
+def _judge(s: Summary) -> Any:
+    """Who judged the answers numbers could not decide, and whether that judge passed calibration."""
+    if s.get("self_judged") is None and s.get("judge_calibration") is None:
+        return None
+    calibration = s.get("judge_calibration") or {}
+    who = "self-judged" if s.get("self_judged") else "another model"
+    if not calibration.get("n"):
+        return f"{who}; not calibrated (no judged question)"
+    verdict = "passed" if calibration["passed"] else "UNCALIBRATED"
+    return (f"{who}; sensitivity {calibration['sensitivity']:.2f}, specificity {calibration['specificity']:.2f} "
+            f"(n = {calibration['n']}): {verdict}")
+
+
+def _text(value: Any) -> str:
+    return DASH if value is None else str(value)
+
+
 OPTION_BIAS_ROWS: list[Row] = [
-    ("questions paired", lambda s: s.get("n_paired", s.get("n_questions")), count),
-    ("excluded (failed calls)", _field("n_excluded"), count),
+    ("open-answerable questions paired", _answerable("n_paired"), count),
+    ("  option bias on them (pp)", _answerable("option_bias"), pp),
+    ("  95% CI (pp) ", _answerable("option_bias_ci"), ci),
+    ("  McNemar p on them", _answerable("mcnemar_p"), p_cell),
+    ("judge", _judge, _text),
+    ("all questions paired", lambda s: s.get("n_paired", s.get("n_questions")), count),
+    ("excluded (failed, cut short, no verdict)", _field("n_excluded"), count),
     *_rate_and_ci("accuracy with options", "accuracy_with_options"),
     *_rate_and_ci("accuracy without options", "accuracy_without_options", "  95% CI "),
     ("option bias (pp)", _field("option_bias"), pp),
@@ -115,11 +145,16 @@ def _strict_lenient_gap(s: Summary) -> Any:
 
 THREE_TIER_ROWS: list[Row] = [
     ("answers graded", lambda s: s.get("n_graded", s.get("n_questions")), count),
-    ("excluded (failed calls)", _field("n_excluded"), count),
+    ("excluded (failed, cut short, no ground)", _field("n_excluded"), count),
     *((f"Level {label}", _level(level), count_pct) for level, label in shaping.LEVEL_LABELS.items()),
     *_rate_and_ci("strict accuracy (A)", "strict_accuracy"),
     *_rate_and_ci("lenient accuracy (A + B)", "lenient_accuracy", "  95% CI "),
     ("strict − lenient gap (pp)", _strict_lenient_gap, pp),
+    ("no answer (refusal, hedge; counted as C)", _field("no_answer"), count),
+    ("open-answerable answers graded", _answerable("n_graded"), count),
+    ("  strict accuracy on them", _answerable("strict_accuracy"), pct),
+    ("  lenient accuracy on them", _answerable("lenient_accuracy"), pct),
+    ("judge", _judge, _text),
 ]
 
 
