@@ -15,7 +15,7 @@ from cfa_lib.data import Question, load_dataset
 from cfa_lib.experiments.judging import default_judges
 from cfa_lib.models import DEFAULT_MAX_CONCURRENCY, Completion, get_client
 from cfa_lib.prompts import PROMPT_VERSION
-from cfa_lib.results import ResultRow, load_results
+from cfa_lib.results import PROJECT_ROOT, ResultRow, load_results
 
 
 @dataclass(frozen=True)
@@ -181,6 +181,14 @@ def load_run(path: str | Path, experiment: str, row_type: type[ResultRow],
     return data
 
 
+def display_path(path: str | Path) -> str:
+    """A path as a reader of the book should see it: relative to the project, never the build machine's."""
+    try:
+        return str(Path(path).resolve().relative_to(PROJECT_ROOT))
+    except ValueError:
+        return Path(path).name
+
+
 def run_or_load(experiment, settings: Settings, results_path: str | Path | None = None, **run_kwargs: Any
                 ) -> tuple[dict[str, Any], Path]:
     """Analyse an existing results file, or print the cost estimate, run, and load what was written.
@@ -196,5 +204,5 @@ def run_or_load(experiment, settings: Settings, results_path: str | Path | None 
     else:
         print(experiment.estimate(settings))
         _, path = experiment.run(settings, **run_kwargs)
-        print(f"Results written to {path}")
+        print(f"Results written to {display_path(path)}")
     return experiment.load(path), path

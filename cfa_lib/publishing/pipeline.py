@@ -88,9 +88,9 @@ def plan(models: Sequence[str], dataset: str, limit: int | None, sample_seed: in
     jobs.append(Job(
         NOTEBOOKS_DIR / FIGURES_NOTEBOOK,
         book_root / "book" / "executed" / FIGURES_NOTEBOOK,
-        {"results_dir": str(results_dir), "include_reference": include_reference,
-         "figures_dir": str(book_root / "book" / "figures"),
-         "tables_dir": str(book_root / "book" / "tables")},
+        {"results_dir": _short(results_dir), "include_reference": include_reference,
+         "figures_dir": _short(book_root / "book" / "figures"),
+         "tables_dir": _short(book_root / "book" / "tables")},
         "all models",
     ))
     return jobs
@@ -103,7 +103,10 @@ def use_this_python_as_kernel() -> None:
     kernels = PROJECT_ROOT / "build" / "jupyter"
     spec = kernels / "kernels" / KERNEL_NAME
     shutil.rmtree(spec, ignore_errors=True)  # written afresh: the venv may have moved since the last run
-    write_kernel_spec(spec, overrides={"display_name": "Python 3 (cfa-lib)"})
+    # the kernel talks to papermill on loopback only; its warning that TCP is unencrypted would reach every
+    # `make book` log, so the kernel logs errors only (a failing cell still fails the run with its traceback)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "--IPKernelApp.log_level=ERROR", "-f", "{connection_file}"]
+    write_kernel_spec(spec, overrides={"display_name": "Python 3 (cfa-lib)", "argv": argv})
     os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(kernels), os.environ.get("JUPYTER_PATH")]))
 
 

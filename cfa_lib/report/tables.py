@@ -17,6 +17,7 @@ import pandas as pd
 
 from cfa_lib import perturbation
 from cfa_lib.data import Question, load_dataset
+from cfa_lib.experiments.common import display_path
 from cfa_lib.report import shaping
 from cfa_lib.report.format import (
     DASH,
@@ -32,7 +33,6 @@ from cfa_lib.report.format import (
     significant,
 )
 from cfa_lib.report.runs import Run, experiment_showing, resolve, summaries
-from cfa_lib.results import PROJECT_ROOT
 
 Summary = Mapping[str, Any]
 Row = tuple[str, Callable[[Summary], Any], Callable[[Any], str]]
@@ -49,20 +49,13 @@ def runs_overview(runs: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
             "dataset": run.metadata.get("dataset"),
             "questions": run.summary.get("n_questions", run.metadata.get("n_questions")),
             "source": run.source,
-            "file": _display_path(run.path),
+            "file": display_path(run.path),
         }
         for name, group in runs.items()
         for run in group
     ]
     return pd.DataFrame(rows, columns=["experiment", "label", "dataset", "questions", "source", "file"]
                         ).set_index(["experiment", "label"])
-
-
-def _display_path(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(PROJECT_ROOT))
-    except ValueError:
-        return path.name
 
 
 # The paper's tables: one column per run ----------------------------------------------------------------
