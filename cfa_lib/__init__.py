@@ -7,7 +7,9 @@ The entry points most users need are importable from the top level (loaded on fi
 * `extract_choice(text, choices="ABC")`: the letter a multiple-choice response commits to;
 * `grade_open_answer(question, response, finish_reason=None, tolerance=0.02)`: one verdict
   ("correct", "incorrect", "no_answer", "truncated", "judge") for one open answer;
-* `grade_choice(question, response, finish_reason=None)`: the same for a multiple-choice answer.
+* `grade_choice(question, response, finish_reason=None)`: the same for a multiple-choice answer;
+* `load_results(path)`: any results file, ours or the original study's, with `recomputed_summary` (this
+  toolkit's rules) beside `recomputed_as_published` and the count of what changed (`regrade_changes`).
 """
 
 from __future__ import annotations
@@ -23,12 +25,15 @@ _LAZY = {
     "grade_open_answer": "cfa_lib.answers",
     "grade_choice": "cfa_lib.answers",
     "OpenGrade": "cfa_lib.answers",
+    "load_results": "cfa_lib.experiments",
 }
-__all__ = ["OpenGrade", "__version__", "extract_choice", "grade_choice", "grade_open_answer", "load_dataset"]
+__all__ = ["OpenGrade", "__version__", "extract_choice", "grade_choice", "grade_open_answer", "load_dataset",
+           "load_results"]
 
 if TYPE_CHECKING:
     from cfa_lib.answers import OpenGrade, extract_choice, grade_choice, grade_open_answer
     from cfa_lib.data import load_dataset
+    from cfa_lib.experiments import load_results
 
 
 def __getattr__(name: str) -> Any:

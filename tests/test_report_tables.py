@@ -168,3 +168,18 @@ def test_notebook_tables_of_one_loaded_run(reference_option_bias, tmp_path):
     counterfactual = report_runs.collect_runs("counterfactual", tmp_path, include_reference=True)[0].data
     coverage = tables.counterfactual_coverage(counterfactual)
     assert list(coverage.index) == ["level 1"] and coverage["share valid"].iloc[0].endswith("%")
+
+
+def test_regrade_changes_count_what_the_toolkit_changed_in_each_imported_run(tmp_path):
+    table = tables.regrade_changes(report_runs.collect_all(tmp_path))
+    assert table.loc[("option_bias", "gpt-5-mini", "refusal judged correct: not correct"), "rows changed"] == 56
+    assert table.loc[("counterfactual", "gpt-4o-mini", "no recorded change"), "rows changed"] == 216
+
+
+def test_top_level_load_results_reads_any_file_by_its_experiment():
+    from cfa_lib import load_results
+
+    data = load_results(REFERENCE_DIR / "A1_open_ended_gpt-5-mini.json")
+    assert data["recomputed_as_published"]["level_distribution"] == {"exact": 431, "directional": 230,
+                                                                      "incorrect": 371}
+    assert data["recomputed_summary"]["n_graded"] == 993

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,21 @@ EXPERIMENTS: dict[str, Experiment] = {
     )
 }
 FIGURES_NOTEBOOK = "04_paper_figures.ipynb"  # draws every experiment's runs into the paper's figures
+
+
+def load_results(path: str | Path) -> dict[str, Any]:
+    """Any results file, ours or the original study's, loaded by its experiment's rules: rows read, the
+    summary recomputed by this toolkit (`recomputed_summary`) beside the file's own verdicts
+    (`recomputed_as_published`), and `regrade_changes` counting what the toolkit's rules changed."""
+    from cfa_lib.results import ResultsFileError
+    from cfa_lib.results import load_results as read
+
+    found = read(path)["metadata"].get("experiment")
+    for entry in EXPERIMENTS.values():
+        if found in entry.file_names:
+            return entry.module.load(path)
+    raise ResultsFileError(f"{path} holds experiment {found!r}: accepted values are "
+                           f"{', '.join(sorted(n for e in EXPERIMENTS.values() for n in e.file_names))}.")
 
 
 def experiment(name: str) -> Experiment:

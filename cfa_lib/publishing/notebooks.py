@@ -209,6 +209,16 @@ runs = collect_all(results_dir, include_reference)
 tables.runs_overview(runs)
 """),
     md("""
+## The original study's runs, as published and re-graded
+
+The study's files are shown twice: *as published* (their own verdicts, recomputed from their rows) and
+*re-graded* by this toolkit's rules. Only what the stored rows still show is re-read: a refusal ("please
+provide the options") is not a correct answer; an empty answer or a missing letter is excluded, not
+counted; a gold number that is not the key's is replaced by the key's or its row excluded; a perturbation
+that recorded no change is not valid. The table counts the rows each rule changed.
+"""),
+    code("tables.regrade_changes(runs)"),
+    md("""
 ## Option bias (Table P1a, Figure 1)
 
 The same questions were asked with their answer choices (Format A) and without them (Format B).

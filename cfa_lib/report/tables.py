@@ -58,6 +58,17 @@ def runs_overview(runs: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
                         ).set_index(["experiment", "label"])
 
 
+def regrade_changes(runs: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
+    """How many rows of each imported file this toolkit's rules changed, and why."""
+    rows = [{"experiment": experiment, "run": run.label.replace(" (reference, re-graded)", ""), "rule": rule,
+             "rows changed": n}
+            for experiment, group in runs.items() for run in group
+            if run.reference and not run.as_published
+            for rule, n in (run.data.get("regrade_changes") or {}).items()]
+    return pd.DataFrame(rows, columns=["experiment", "run", "rule", "rows changed"]).set_index(
+        ["experiment", "run", "rule"])
+
+
 # The paper's tables: one column per run ----------------------------------------------------------------
 
 def _field(key: str) -> Callable[[Summary], Any]:
