@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats as scipy_stats
 from scipy import stats as sps
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
@@ -191,3 +192,20 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
         return 1.0
     with np.errstate(divide="ignore", invalid="ignore"):  # its z statistic divides by 0 on tiny tables
         return float(sm_cohens_kappa(table).kappa)
+
+
+def cohen_kappa_ci(a: Sequence[Hashable], b: Sequence[Hashable], confidence: float = 0.95
+                   ) -> tuple[float, float] | None:
+    """The asymptotic interval of Cohen's kappa (statsmodels), or None when it is undefined (one label)."""
+    _check_confidence(confidence)
+    labels_a, labels_b = list(a), list(b)
+    categories = sorted(set(labels_a) | set(labels_b), key=repr)
+    if len(categories) < 2 or len(labels_a) != len(labels_b) or not labels_a:
+        return None
+    table = pd.crosstab(pd.Categorical(labels_a, categories=categories),
+                        pd.Categorical(labels_b, categories=categories), dropna=False).to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result = sm_cohens_kappa(table)
+    z = float(scipy_stats.norm.ppf(0.5 + confidence / 2))
+    low, high = float(result.kappa - z * result.std_kappa), float(result.kappa + z * result.std_kappa)
+    return None if not (np.isfinite(low) and np.isfinite(high)) else (max(low, -1.0), min(high, 1.0))

@@ -157,7 +157,7 @@ def test_model_labels_are_short_enough_for_a_legend():
 
 def test_notebook_tables_of_one_loaded_run(reference_option_bias, tmp_path):
     data = reference_option_bias[0].data
-    summary = tables.option_bias_summary(data)["value"]
+    summary = tables.option_bias_summary(data)["all questions"]
     # re-graded: three refusals that the study's judge called correct are not (b 147 -> 150)
     assert (summary["accuracy with options"], summary["option bias (pp)"]) == ("82.6%", "+2.2")
     assert summary["McNemar b, c"] == "150, 127"

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cfa_lib import stats
 from cfa_lib.results import REFERENCE_DIR
 from cfa_lib.stats import cohen_kappa, mcnemar, paired_bootstrap_diff, paired_outcomes, wilson_interval
 
@@ -144,3 +145,13 @@ def test_cohen_kappa_three_levels_and_limits():
         cohen_kappa(["x", "y"], ["x"])
     with pytest.raises(ValueError, match="empty"):
         cohen_kappa([], [])
+
+
+def test_cohen_kappa_interval_on_a_known_table() -> None:
+    """30 A / 20 C against 27 A / 23 C with 43 agreements: kappa = (0.86 - 0.508) / 0.492 = 0.7154."""
+    a = ["A"] * 30 + ["C"] * 20
+    b = ["A"] * 25 + ["C"] * 5 + ["C"] * 18 + ["A"] * 2
+    assert stats.cohen_kappa(a, b) == pytest.approx(0.71545, abs=1e-5)
+    low, high = stats.cohen_kappa_ci(a, b)
+    assert (round(low, 3), round(high, 3)) == (0.522, 0.909)
+    assert stats.cohen_kappa_ci(["A"] * 5, ["A"] * 5) is None

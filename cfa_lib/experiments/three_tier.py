@@ -289,6 +289,7 @@ def judge_agreement(items: Sequence[tuple[Row, Mapping[str, Completion]]]) -> di
         "n": len(pairs),
         "percent_agreement": sum(a == b for a, b in pairs) / len(pairs),
         "cohen_kappa": stats.cohen_kappa(list(numeric), list(judged)),
+        "cohen_kappa_ci": stats.cohen_kappa_ci(list(numeric), list(judged)),
         "judge_failed": len(items) - len(pairs),
     }
 

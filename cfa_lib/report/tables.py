@@ -270,22 +270,32 @@ def _questions(data: dict[str, Any]) -> dict[str, Question]:
 
 
 def option_bias_summary(data: dict[str, Any]) -> pd.DataFrame:
-    """The run's summary in one column (labels of its own: this is not Table P1a)."""
-    s = data["recomputed_summary"]
-    mc = s["mcnemar_test"]
-    paired = bool(s["n_paired"])
-    rows = {
-        "questions paired": s["n_paired"],
-        "excluded (model or judge failed)": s["n_excluded"],
-        "accuracy with options": pct(s["accuracy_with_options"]) if paired else DASH,
-        "accuracy without options": pct(s["accuracy_without_options"]) if paired else DASH,
-        "option bias (pp)": pp(s["option_bias"]) if paired else DASH,
-        "biased questions": count_pct((s["n_biased_questions"], s["bias_rate"])) if paired else DASH,
-        "McNemar b, c": f"{mc['b']}, {mc['c']}",
-        "McNemar chi2 (p)": f"{decimal(mc['chi2'])} ({significant(mc['p_value'])})",
-        "exact p": significant(mc["p_exact"]),
-    }
-    return pd.DataFrame({"value": rows})
+    """The run's summary on the open-answerable questions (the headline) and on all questions (labels of
+    its own: this is not Table P1a), with who judged and how the judge's calibration went."""
+    full = data["recomputed_summary"]
+
+    def column(s: Summary) -> dict[str, Any]:
+        mc = s["mcnemar_test"]
+        paired = bool(s["n_paired"])
+        return {
+            "questions paired": s["n_paired"],
+            "excluded (failed, cut short, no verdict)": s["n_excluded"],
+            "accuracy with options": pct(s["accuracy_with_options"]) if paired else DASH,
+            "accuracy without options": pct(s["accuracy_without_options"]) if paired else DASH,
+            "option bias (pp)": pp(s["option_bias"]) if paired else DASH,
+            "  95% CI (pp)": ci(s["option_bias_ci"]) if paired else DASH,
+            "biased questions": count_pct((s["n_biased_questions"], s["bias_rate"])) if paired else DASH,
+            "McNemar b, c": f"{mc['b']}, {mc['c']}",
+            "McNemar chi2 (p)": f"{decimal(mc['chi2'])} ({significant(mc['p_value'])})",
+            "exact p": significant(mc["p_exact"]),
+        }
+
+    columns = {"open-answerable": column(full["answerable"])} if full.get("answerable") else {}
+    columns["all questions"] = column(full)
+    table = pd.DataFrame(columns)
+    judge = _text(_judge(full))
+    table.loc["judge"] = [judge] * len(columns)
+    return table
 
 
 def describe_mcnemar(data: dict[str, Any]) -> str:
@@ -344,8 +354,13 @@ def three_tier_accuracy(data: dict[str, Any]) -> pd.DataFrame:
             for name in ("strict", "lenient")}
     agreement = s.get("judge_agreement") or data["summary"].get("judge_agreement")
     if agreement and agreement.get("n"):
+        interval = agreement.get("cohen_kappa_ci")
+        within = "" if not interval else f" [{decimal(interval[0], 2)}, {decimal(interval[1], 2)}]"
         rows["judge vs numeric grader"] = (f"{pct(agreement['percent_agreement'], 0)} agreement, kappa "
-                                           f"{decimal(agreement['cohen_kappa'], 2)} (n={agreement['n']})")
+                                           f"{decimal(agreement['cohen_kappa'], 2)}{within} (n={agreement['n']})")
+    rows["judge"] = _text(_judge(s))
+    if s.get("no_answer") is not None:
+        rows["no answer (refusal, hedge; counted as C)"] = str(s["no_answer"])
     return pd.DataFrame({"value": rows})
 
 
