@@ -373,14 +373,18 @@ def variants_figure(summaries: Mapping[str, Summary]) -> Figure:
         ax.set_yticks(range(0, 101, 20))
         ax.set_ylabel("Accuracy (%)")
         ax.grid(axis="x", visible=False)
-        _legend_on_top(ax, ncol=3)
+        handles, labels = ax.get_legend_handles_labels()
+        chance = [k for k, text in enumerate(labels) if text.startswith("chance")]  # the line after the bars
+        order = [k for k in range(len(labels)) if k not in chance] + chance
+        ax.legend([handles[k] for k in order], [labels[k] for k in order], loc="lower center",
+                  bbox_to_anchor=(0.5, 1.01), ncol=3, frameon=False)
         if shuffled:
             letters = sorted({letter for d in shuffled.values() for letter in d["answers"]})
             series = []  # (name, counts, color): the keys' letters in grey beside the answered letters
             for m, (label, d) in enumerate(shuffled.items()):
                 suffix = "" if len(shuffled) == 1 else f" ({label})"
                 series += [(f"keys{suffix}", d["keys"], "#b8b8b8"),
-                           (f"answered{suffix}", d["answers"], COLORS[(4 + m) % len(COLORS)])]
+                           (f"answered{suffix}", d["answers"], colors["shuffled"] if m == 0 else COLORS[m])]
             step = 0.8 / len(series)
             for k, (name, counts, color) in enumerate(series):
                 total = sum(counts.values()) or 1
@@ -390,7 +394,7 @@ def variants_figure(summaries: Mapping[str, Summary]) -> Figure:
             side.set_xticks(range(len(letters)), letters)
             side.set_ylim(0, 100)
             side.set_ylabel("Share of answers (%)")
-            side.set_xlabel("Letter (shuffled order)")
+            side.set_xlabel("Letter, shuffled")
             side.grid(axis="x", visible=False)
             _legend_on_top(side, ncol=1)
         fig.tight_layout()
