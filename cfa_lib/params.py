@@ -6,7 +6,9 @@ call, with one sentence naming the parameter, the bad value and what is accepted
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +85,28 @@ def check_levels(levels: Any) -> list[int]:
         if isinstance(level, bool) or not isinstance(level, int) or level not in PERTURBATION_LEVELS:
             raise _fail("perturbation_levels", levels, accepted)
     return sorted(set(levels))
+
+
+def check_names(name: str, value: Any, accepted: Sequence[str]) -> list[str]:
+    """A list of names drawn from `accepted` (possibly empty), in the accepted order without repeats;
+    papermill's `-p variants '["a", "b"]'` passes the list as text, and a bare name counts as a list of one."""
+    listed = ", ".join(repr(a) for a in accepted)
+    message = f"a list drawn from {listed} (or [] for none)"
+    names: Any = value
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                names = json.loads(text.replace("'", '"'))
+            except json.JSONDecodeError:
+                raise _fail(name, value, message) from None
+        else:
+            names = [text]
+    if names is None:
+        names = []
+    if not isinstance(names, list | tuple) or any(not isinstance(n, str) or n not in accepted for n in names):
+        raise _fail(name, value, message)
+    return [a for a in accepted if a in names]
 
 
 def check_judges(value: Any, parameter: str = "judge_model") -> list[str] | None:

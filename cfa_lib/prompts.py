@@ -105,6 +105,22 @@ PERTURB_REWRITE_UNKNOWN_USER = (
 )
 
 
+# Answer-format variants (cfa_lib.experiments.variants): where the multiple-choice advantage comes from.
+# options_only hides the stem; none_of_the_above and shuffled are Format A on an altered question (the
+# MCQ_SYSTEM prompt, the choices changed); reason_then_choose continues the Format B conversation.
+OPTIONS_ONLY_SYSTEM = (
+    "You are a CFA exam expert. The question has been hidden: only its answer choices are shown. "
+    "Pick the choice that is most likely the correct answer to a CFA exam question, "
+    "then state your final answer as: ANSWER: X (where X is A, B, or C)."
+)
+OPTIONS_ONLY_USER = "Which option is most likely correct?\n\n{options}"
+NONE_OF_THE_ABOVE = "None of the above."
+REASON_THEN_CHOOSE_USER = (
+    "Here are the answer choices.\n\n{options}\n\n"
+    "Now choose the option that matches your answer, and state it as: ANSWER: X (where X is A, B, or C)."
+)
+
+
 def mcq_messages(question: Question) -> list[dict[str, str]]:
     """Format A: the question with its choices."""
     return [{"role": "system", "content": MCQ_SYSTEM}, {"role": "user", "content": question.mcq_text()}]
@@ -113,6 +129,22 @@ def mcq_messages(question: Question) -> list[dict[str, str]]:
 def open_messages(question: Question) -> list[dict[str, str]]:
     """Format B: the same question with the choices removed."""
     return [{"role": "system", "content": OPEN_SYSTEM}, {"role": "user", "content": question.open_text()}]
+
+
+def options_text(choices: dict[str, str]) -> str:
+    """The choices as Format A shows them: one "A: text" line each."""
+    return "\n".join(f"{letter}: {text}" for letter, text in choices.items())
+
+
+def options_only_messages(question: Question) -> list[dict[str, str]]:
+    """The choices without the stem (variant options_only)."""
+    return chat(OPTIONS_ONLY_SYSTEM, OPTIONS_ONLY_USER.format(options=options_text(question.choices)))
+
+
+def reason_then_choose_messages(question: Question, open_reply: str) -> list[dict[str, str]]:
+    """Format B's conversation, its reply as the assistant turn, then the choices (variant reason_then_choose)."""
+    return [*open_messages(question), {"role": "assistant", "content": open_reply},
+            {"role": "user", "content": REASON_THEN_CHOOSE_USER.format(options=options_text(question.choices))}]
 
 
 def chat(system: str, user: str) -> list[dict[str, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -202,7 +203,8 @@ def run_or_load(experiment, settings: Settings, results_path: str | Path | None 
     if results_path is not None:
         path = params.check_results_path(results_path, experiment.EXPERIMENT)
     else:
-        print(experiment.estimate(settings))
+        wanted = inspect.signature(experiment.estimate).parameters  # e.g. option_bias's variants
+        print(experiment.estimate(settings, **{k: v for k, v in run_kwargs.items() if k in wanted}))
         _, path = experiment.run(settings, **run_kwargs)
         print(f"Results written to {display_path(path)}")
     return experiment.load(path), path

@@ -21,6 +21,7 @@ from cfa_lib.answerability import classify, is_open_answerable
 from cfa_lib.answers import OpenGrade, grade_open_answer, parse_reply
 from cfa_lib.answers.commitment import has_refusal
 from cfa_lib.data import Question
+from cfa_lib.experiments import variants as answer_variants
 from cfa_lib.experiments.common import (
     TRUNCATED,
     Settings,
@@ -82,6 +83,7 @@ class Row(ResultRow):
     open_answerable: bool | None = None  # None in the study's files: the shipped classification decides
     open_status: str | None = None  # answered | no_answer | truncated | failed (Format B)
     answer_source: str | None = None  # final_line | heuristic: which path read Format B's answer
+    variants: dict[str, dict[str, Any]] | None = None  # answer-format variants asked (experiments.variants)
 
     @property
     def answerable(self) -> bool:
@@ -95,6 +97,8 @@ class Row(ResultRow):
                  "correct_without_options", "option_biased", "response_with", "response_without",
                  "thinking_with", "thinking_without", "open_answerable", "open_status", "answer_source")
         row = super().to_dict()
+        if row.get("variants") is None:
+            row.pop("variants", None)  # files without variants keep their shape
         return {**{k: row.pop(k) for k in order}, **row}
 
 
@@ -247,17 +251,25 @@ def summarize_paired(rows: Sequence[Row], seed: int = 0) -> dict[str, Any]:
     }
 
 
-def estimate(settings: Settings):
-    """Prompt tokens and cost range of the subject calls, before anything is spent."""
-    return get_client(settings.model).estimate(list(format_requests(settings.questions()).values()))
+def estimate(settings: Settings, variants: Sequence[str] | str = ()):
+    """Prompt tokens and cost range of the subject calls (both formats and the variants asked), before
+    anything is spent."""
+    questions = settings.questions()
+    requests = [*format_requests(questions).values(),
+                *answer_variants.variant_requests(questions, answer_variants.check_variants(variants)).values()]
+    return get_client(settings.model).estimate(requests)
 
 
-def check_run_options(calibration_sample: int = CALIBRATION_QUESTIONS) -> None:
+def check_run_options(calibration_sample: int = CALIBRATION_QUESTIONS, variants: Sequence[str] | str = ()) -> None:
     params.check_count("calibration_sample", calibration_sample)
+    answer_variants.check_variants(variants)
 
 
-def run(settings: Settings, calibration_sample: int = CALIBRATION_QUESTIONS) -> tuple[dict[str, Any], Path]:
-    """Ask both formats, judge what numbers cannot decide, write the results file and return it."""
+def run(settings: Settings, calibration_sample: int = CALIBRATION_QUESTIONS, variants: Sequence[str] | str = ()
+        ) -> tuple[dict[str, Any], Path]:
+    """Ask both formats, judge what numbers cannot decide, ask the answer-format variants (if any), write
+    the results file and return it."""
+    names = answer_variants.check_variants(variants)
     questions = settings.questions()
     client = ready_client(settings.model)
     answers = complete_keyed(client, format_requests(questions), **settings.engine(),
@@ -271,6 +283,11 @@ def run(settings: Settings, calibration_sample: int = CALIBRATION_QUESTIONS) -> 
     judged = ask_panel(judges, to_judge, **settings.engine()) if to_judge else {}
     rows = [grade_question(q, answers[q.id, "A"], answers[q.id, "B"], judged.get(q.id), settings.tolerance)
             for q in questions]
+    variant_answers = complete_keyed(
+        client, answer_variants.variant_requests(questions, names, {q.id: answers[q.id, "B"] for q in questions}),
+        **settings.engine(), desc="Variants") if names else {}
+    if names:
+        answer_variants.attach(rows, questions, names, variant_answers)
     by_id = {q.id: q for q in questions}
     decided = [r.correct_without_options for r in rows if r.judge_verdict in (JUDGE_CORRECT, JUDGE_INCORRECT)]
     calibration = run_calibration(
@@ -279,8 +296,11 @@ def run(settings: Settings, calibration_sample: int = CALIBRATION_QUESTIONS) -> 
         sample=calibration_sample, **settings.engine()) if to_judge else None
     summary = summarize(rows)
     summary["judge_calibration"] = calibration
+    if names:
+        summary["variants"] = answer_variants.summarize_variants(rows, names)
     summary["usage"] = {"subject": usage(list(answers.values())),
-                        "judge": usage([c for replies in judged.values() for c in replies.values()])}
+                        "judge": usage([c for replies in judged.values() for c in replies.values()]),
+                        **({"variants": usage(list(variant_answers.values()))} if names else {})}
     summary["total_tokens"] = sum(u["prompt_tokens"] + u["completion_tokens"] for u in summary["usage"].values())
     meta = metadata(EXPERIMENT, settings, len(questions), engine=engine_stats(subject=client, **judges))
     data = {"metadata": meta,

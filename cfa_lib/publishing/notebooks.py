@@ -49,11 +49,10 @@ def code(text: str, tags: list[str] | None = None) -> dict:
 def setup(*imports: str) -> dict:
     """The import cell: the experiment's module and what its cells display with."""
     ipython = [line for line in imports if line.startswith("from IPython")]
-    ours = sorted([line for line in imports if line not in ipython] + [
-        "from cfa_lib.experiments.common import Settings, run_or_load",
-        "from cfa_lib.report import figures, tables",
-        "from cfa_lib.report.runs import by_model",
-    ])
+    own = [line for line in imports if line not in ipython]
+    shared = ["from cfa_lib.experiments.common import Settings, run_or_load",
+              "from cfa_lib.report import figures, tables", "from cfa_lib.report.runs import by_model"]
+    ours = sorted(own + [line for line in shared if not any(o.startswith(line) for o in own)])
     return code("\n\n".join("\n".join(block) for block in (ipython, ours) if block) + "\n\nfigures.use_style()")
 
 
@@ -85,14 +84,16 @@ LLM judge. Failed model or judge calls are excluded from the pairs and reported,
     parameters("""
 judge_model = None       # None: gpt-4o-mini for OpenAI models, else the model itself
 tolerance = 0.02         # relative tolerance of the numeric grading
+variants = []            # any of "options_only", "none_of_the_above", "shuffled", "reason_then_choose"
 """),
-    setup("from IPython.display import Markdown, display", "from cfa_lib.experiments import option_bias"),
+    setup("from IPython.display import Markdown, display", "from cfa_lib.experiments import option_bias",
+          "from cfa_lib.report.runs import by_model, variants_by_model"),
     md("## Run\n\nThe cost estimate comes first; completions are cached, so a rerun is free and an "
        "interrupted run resumes where it stopped."),
     code("""
 settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, judge_model=judge_model,
                     tolerance=tolerance, max_concurrency=max_concurrency, batch=batch, max_cost_usd=max_cost_usd)
-data, path = run_or_load(option_bias, settings, results_path)
+data, path = run_or_load(option_bias, settings, results_path, variants=variants)
 """),
     md("## Summary"),
     code("tables.option_bias_summary(data)"),
@@ -102,6 +103,39 @@ data, path = run_or_load(option_bias, settings, results_path)
     md("## The option-biased questions\n\nRight with the choices, wrong without them: the extracted open "
        "answer and the end of the response show why."),
     code("tables.option_biased_questions(data)"),
+    md("""
+## Where the inflation comes from
+
+Two formats show *that* the options raise the score, not *how*. The variants ask the same questions in
+other forms, each paired with Format A on the same questions (McNemar's test, and a paired bootstrap
+interval of the difference); they are asked only when the parameter `variants` names them.
+
+* **Options only**: the choices without the question. Accuracy above chance (the dashed line: one over
+  the number of options) can only come from the answer set itself, such as an option that sounds like
+  the textbook. It cannot say whether the model leans on those cues when it does see the question.
+* **None of the above**: the correct option's text is replaced by "None of the above." on the same
+  letter, which stays the key. A model that found the answer by recognising the familiar option, or by
+  eliminating the others towards a known text, loses here. It cannot tell those two apart, and a model may
+  avoid the unusual option for its own sake, so a drop is an upper bound on the options' help.
+* **Shuffled**: the same options in another order (every option moves, seeded by the question), the key
+  following its text. A drop in accuracy, answers piling on one letter against the keys' letters, or a
+  different option chosen after the reorder show position bias and unstable choices; this variant says
+  nothing about what the model knows.
+* **Reason, then choose**: the open conversation continued: Format B's own answer stays in the
+  conversation, then the choices come with "Now choose the option that matches your answer". Near
+  Format A, the reasoning already held the answer (or the choices confirm a near miss); near Format B, the
+  choices were doing the work. It cannot tell recall from computation, and a choice may still be
+  corrected by the options.
+"""),
+    code("""
+shown = tables.option_bias_variants(data)
+if shown.empty:
+    display(Markdown("This run asked no variant: set the parameter `variants`, e.g. "
+                     "`papermill ... -p variants '[\\"options_only\\", \\"shuffled\\"]'`, to ask them."))
+else:
+    display(shown)
+    display(figures.variants_figure(variants_by_model(data)))
+"""),
 ]
 
 THREE_TIER = [

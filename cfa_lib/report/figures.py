@@ -326,6 +326,81 @@ def error_categories_figure(summaries: Mapping[str, Summary]) -> Figure:
     return _finished(fig)
 
 
+# Where the inflation comes from: the answer-format variants of notebook 01 ----------------------------
+
+VARIANT_NAMES = {"options_only": "options only", "none_of_the_above": "none of the above",
+                 "shuffled": "shuffled", "reason_then_choose": "reason, then choose"}
+
+
+def variants_figure(summaries: Mapping[str, Summary]) -> Figure:
+    """Accuracy per model in Format A (MCQ), Format B (open) and each answer-format variant, with 95% Wilson
+    intervals; a dashed chance line over options only; beside it, the shuffled run's answered letters
+    against its keys' letters (position bias). Summaries carry the variants under "variants"."""
+    _require(summaries, "option-bias")
+    names = [n for n in VARIANT_NAMES if any(n in (s.get("variants") or {}) for s in summaries.values())]
+    if not names:
+        return empty_figure("This run asked no answer-format variant (parameter variants).")
+    conditions = ["MCQ (Format A)", "open (Format B)", *(VARIANT_NAMES[n] for n in names)]
+    colors = dict(zip(conditions, [COLORS[0], COLORS[1], *(COLORS[i] for i in (2, 4, 8, 9))], strict=False))
+    shuffled = {label: (s.get("variants") or {}).get("shuffled", {}).get("letter_distribution")
+                for label, s in summaries.items()}
+    shuffled = {label: d for label, d in shuffled.items() if d and d.get("n")}
+    width = 0.8 / len(conditions)
+    with publication_style():
+        if shuffled:
+            fig, (ax, side) = plt.subplots(1, 2, figsize=(FULL_WIDTH, 3.4), gridspec_kw={"width_ratios": [3, 1]})
+        else:
+            fig, ax = plt.subplots(figsize=(FULL_WIDTH, 3.4))
+        for i, s in enumerate(summaries.values()):
+            variants = s.get("variants") or {}
+            values = [(s.get("accuracy_with_options"), s.get("accuracy_with_options_ci")),
+                      (s.get("accuracy_without_options"), s.get("accuracy_without_options_ci")),
+                      *((variants.get(n, {}).get("accuracy"), variants.get(n, {}).get("accuracy_ci")) for n in names)]
+            for j, (condition, (value, interval)) in enumerate(zip(conditions, values, strict=True)):
+                x = i - 0.4 + width * (j + 0.5)
+                bars = ax.bar([x], [percent_value(value)], width=width * 0.92, color=colors[condition],
+                              label=condition if i == 0 else None)
+                _error_bars(ax, bars, [interval])
+                _value_labels(ax, bars, [interval])
+                if condition == "options only" and variants.get("options_only", {}).get("chance_level"):
+                    chance = 100 * variants["options_only"]["chance_level"]
+                    ax.hlines(chance, x - width / 2, x + width / 2, colors="#222222", linestyles="--",
+                              linewidth=1.0, zorder=4, label="chance (options only)" if i == 0 else None)
+        ax.set_xticks(range(len(summaries)),
+                      [_group_label(label, _n(s, "n_paired", "n_questions")) for label, s in summaries.items()])
+        ax.set_xlim(-0.5, len(summaries) - 0.5)
+        ax.set_ylim(0, 112)
+        ax.set_yticks(range(0, 101, 20))
+        ax.set_ylabel("Accuracy (%)")
+        ax.grid(axis="x", visible=False)
+        handles, labels = ax.get_legend_handles_labels()
+        chance = [k for k, text in enumerate(labels) if text.startswith("chance")]  # the line after the bars
+        order = [k for k in range(len(labels)) if k not in chance] + chance
+        ax.legend([handles[k] for k in order], [labels[k] for k in order], loc="lower center",
+                  bbox_to_anchor=(0.5, 1.01), ncol=3, frameon=False)
+        if shuffled:
+            letters = sorted({letter for d in shuffled.values() for letter in d["answers"]})
+            series = []  # (name, counts, color): the keys' letters in grey beside the answered letters
+            for m, (label, d) in enumerate(shuffled.items()):
+                suffix = "" if len(shuffled) == 1 else f" ({label})"
+                series += [(f"keys{suffix}", d["keys"], "#b8b8b8"),
+                           (f"answered{suffix}", d["answers"], colors["shuffled"] if m == 0 else COLORS[m])]
+            step = 0.8 / len(series)
+            for k, (name, counts, color) in enumerate(series):
+                total = sum(counts.values()) or 1
+                xs = [m - 0.4 + step * (k + 0.5) for m in range(len(letters))]
+                side.bar(xs, [100 * counts.get(letter, 0) / total for letter in letters], width=step * 0.92,
+                         color=color, label=name)
+            side.set_xticks(range(len(letters)), letters)
+            side.set_ylim(0, 100)
+            side.set_ylabel("Share of answers (%)")
+            side.set_xlabel("Letter, shuffled")
+            side.grid(axis="x", visible=False)
+            _legend_on_top(side, ncol=1)
+        fig.tight_layout()
+    return _finished(fig)
+
+
 # Each paper figure by name; which experiment's runs it draws comes from the registry.
 FIGURES: dict[str, Callable[[Mapping[str, Summary]], Figure]] = {
     "fig1_option_bias": option_bias_figure,

@@ -114,3 +114,11 @@ def summaries(runs: Sequence[Run]) -> dict[str, dict[str, Any]]:
 def by_model(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """{model: summary} of one loaded run, the shape every table and figure takes."""
     return {model_label(str(data["metadata"]["model"])): data["recomputed_summary"]}
+
+
+def variants_by_model(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """`by_model` with the answer-format variants recomputed from the run's rows under "variants" ({} when
+    the run asked none): the shape `figures.variants_figure` takes."""
+    from cfa_lib.experiments.variants import recomputed
+
+    return {label: {**summary, "variants": recomputed(data)} for label, summary in by_model(data).items()}

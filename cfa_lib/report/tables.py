@@ -339,6 +339,48 @@ def option_biased_questions(data: dict[str, Any], length: int = 400) -> pd.DataF
     return pd.DataFrame(rows, columns=columns)
 
 
+VARIANT_LABELS = {"options_only": "options only (no stem)", "none_of_the_above": "none of the above",
+                  "shuffled": "shuffled options", "reason_then_choose": "reason, then choose"}
+
+
+def _variant_note(name: str, v: Mapping[str, Any]) -> str:
+    if name == "options_only" and v.get("chance_level") is not None:
+        return f"chance {pct(v['chance_level'])}"
+    if name == "shuffled":
+        dist, same = v.get("letter_distribution") or {}, v.get("consistency") or {}
+        answers = "/".join(str(n) for n in (dist.get("answers") or {}).values())
+        keys = "/".join(str(n) for n in (dist.get("keys") or {}).values())
+        letters = "/".join(dist.get("answers") or {})
+        return (f"same option in both orders {pct(same.get('share'))} (n={same.get('n', 0)}); "
+                f"letters {letters}: answered {answers}, keys {keys}")
+    return ""
+
+
+def option_bias_variants(data: dict[str, Any]) -> pd.DataFrame:
+    """One row per answer-format variant asked (recomputed from the rows), paired with Format A: accuracy
+    with its Wilson interval, Format A on the same questions, the difference with its paired bootstrap
+    interval, McNemar's test, and the chance level (options only) or consistency and letters (shuffled).
+    Empty when the run asked no variant."""
+    from cfa_lib.experiments.variants import recomputed
+
+    rows = {}
+    for name, v in recomputed(data).items():
+        mc = v["mcnemar"]
+        rows[VARIANT_LABELS.get(name, name)] = {
+            "paired questions": v["n"],
+            "accuracy [95% CI]": pct_ci(v["accuracy"], v["accuracy_ci"]),
+            "Format A, same questions": pct(v.get("accuracy_mcq")),
+            "difference vs Format A (pp)": pp(v["difference_vs_mcq"]),
+            "95% CI (pp)": ci(v["difference_ci"]),
+            "McNemar b, c": f"{mc['b']}, {mc['c']}",
+            "exact p": significant(mc["p_exact"]),
+            "note": _variant_note(name, v),
+        }
+    columns = ["paired questions", "accuracy [95% CI]", "Format A, same questions", "difference vs Format A (pp)",
+               "95% CI (pp)", "McNemar b, c", "exact p", "note"]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=columns) if rows else pd.DataFrame(columns=columns)
+
+
 # Notebook 02: three-tier grading of one run ------------------------------------------------------------
 
 def three_tier_levels(data: dict[str, Any]) -> pd.DataFrame:
