@@ -54,10 +54,11 @@ JUDGE_CORRECT = "JUDGE_CORRECT"
 JUDGE_INCORRECT = "JUDGE_INCORRECT"
 NO_ANSWER = "NO_ANSWER"
 JUDGE_FAILED = "JUDGE_FAILED"
+JUDGE_UNCALIBRATED = "JUDGE_UNCALIBRATED"  # the judge failed calibration: its verdicts are set aside
 JUDGE_TIE = "JUDGE_TIE"  # a panel split evenly: no verdict, excluded like a failed judge
 MODEL_FAILED = "MODEL_FAILED"
 CORRECT_VERDICTS = {NUMERICAL_MATCH, JUDGE_CORRECT, "CORRECT"}  # "CORRECT": the original study's judge
-EXCLUDED_VERDICTS = {JUDGE_FAILED, JUDGE_TIE, MODEL_FAILED, TRUNCATED, "EMPTY_RESPONSE"}
+EXCLUDED_VERDICTS = {JUDGE_FAILED, JUDGE_TIE, JUDGE_UNCALIBRATED, MODEL_FAILED, TRUNCATED, "EMPTY_RESPONSE"}
 
 
 @dataclass
@@ -198,6 +199,17 @@ def judged_open(judged: Mapping[str, Completion] | None) -> dict[str, Any]:
             "judge_reasoning": reasoning}
 
 
+def set_aside_uncalibrated(row: Row) -> Row:
+    """A verdict of a judge that failed calibration is no finding: the row is excluded, the verdict kept
+    in the reasoning for the reader."""
+    if row.judge_verdict not in (JUDGE_CORRECT, JUDGE_INCORRECT):
+        return row
+    fields = {**row.to_dict(), "judge_verdict": JUDGE_UNCALIBRATED, "correct_without_options": None,
+              "option_biased": None, "judge_reasoning": f"{row.judge_verdict} by a judge that failed calibration: "
+                                                        f"{row.judge_reasoning}"}
+    return Row.from_dict(fields)
+
+
 def exclusion_reason(row: Row) -> str | None:
     """Why a row is left out of the paired analysis (a failed call, a response cut short, a judge panel
     without a verdict), or None when it is paired."""
@@ -290,10 +302,12 @@ def run(settings: Settings, calibration_sample: int = CALIBRATION_QUESTIONS, var
         answer_variants.attach(rows, questions, names, variant_answers)
     by_id = {q.id: q for q in questions}
     decided = [r.correct_without_options for r in rows if r.judge_verdict in (JUDGE_CORRECT, JUDGE_INCORRECT)]
+    judged_questions = [by_id[qid] for qid in to_judge]
     calibration = run_calibration(
-        judges, [by_id[qid] for qid in to_judge if classify(by_id[qid]).open_answerable], judge_request,
-        judge_says, decided,
-        sample=calibration_sample, **settings.engine()) if to_judge else None
+        judges, [q for q in judged_questions if classify(q).open_answerable] or judged_questions, judge_request,
+        judge_says, decided, sample=calibration_sample, **settings.engine()) if to_judge else None
+    if calibration is not None and not calibration["passed"]:
+        rows = [set_aside_uncalibrated(row) for row in rows]
     summary = summarize(rows)
     summary["judge_calibration"] = calibration
     if names:

@@ -175,17 +175,21 @@ def run(settings: Settings, gold_model: str | None = None, agreement_sample: int
         apply_verdict(rows[qid], golds[qid], judged[qid, "tier"])
     agreement = judge_agreement([(rows[qid], judged[qid, "agreement"]) for qid in agreement_ids])
 
+    credited = [r.level != "incorrect" for r in rows.values() if r.evaluation.get("judge_level")]
+    calibration = run_calibration(
+        judges, [by_id[qid] for qid in to_judge], lambda q, answer: tier_request(q, golds[q.id], answer),
+        judge_credits, credited, sample=calibration_sample, **settings.engine()) if to_judge else None
+    if calibration is not None and not calibration["passed"]:
+        for row in rows.values():  # a judge that failed calibration decides nothing the book presents
+            if row.evaluation.get("judge_level") and not row.evaluation.get("auto_graded"):
+                row.excluded, row.level = "JUDGE_UNCALIBRATED", None
+
     wrong = [qid for qid, row in rows.items() if row.level == "incorrect"]
     attributions = complete_keyed(
         judge, {qid: error_request(by_id[qid], golds[qid], rows[qid].model_response) for qid in wrong},
         **settings.engine(), desc="Error attribution")
     for qid, completion in attributions.items():
         rows[qid].error_attribution = attribution(completion)
-
-    credited = [r.level != "incorrect" for r in rows.values() if r.evaluation.get("judge_level")]
-    calibration = run_calibration(
-        judges, [by_id[qid] for qid in to_judge], lambda q, answer: tier_request(q, golds[q.id], answer),
-        judge_credits, credited, sample=calibration_sample, **settings.engine()) if to_judge else None
 
     summary = summarize(list(rows.values()))
     summary["judge_agreement"] = agreement

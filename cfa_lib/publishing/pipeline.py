@@ -104,8 +104,9 @@ def use_this_python_as_kernel() -> None:
     spec = kernels / "kernels" / KERNEL_NAME
     shutil.rmtree(spec, ignore_errors=True)  # written afresh: the venv may have moved since the last run
     # the kernel talks to papermill on loopback only; its warning that TCP is unencrypted would reach every
-    # `make book` log, so the kernel logs errors only (a failing cell still fails the run with its traceback)
-    argv = [sys.executable, "-m", "ipykernel_launcher", "--IPKernelApp.log_level=ERROR", "-f", "{connection_file}"]
+    # `make book` log, so the kernel logs nothing below critical (a failing cell still fails the run with its traceback;
+    # the KeyboardInterrupt papermill sends at shutdown is not an error either)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "--IPKernelApp.log_level=CRITICAL", "-f", "{connection_file}"]
     write_kernel_spec(spec, overrides={"display_name": "Python 3 (cfa-lib)", "argv": argv})
     os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(kernels), os.environ.get("JUPYTER_PATH")]))
 
