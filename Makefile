@@ -9,6 +9,7 @@ MODEL   ?= local
 MODELS  ?= $(MODEL)
 DATASET ?= easy
 LIMIT   ?= 8
+VARIANTS ?= options_only none_of_the_above shuffled reason_then_choose
 
 .PHONY: install test book notebooks figures html pdf lab browser clean
 
@@ -29,7 +30,7 @@ test: install browser
 book: browser notebooks html
 
 notebooks: install
-	$(BIN)/python -m cfa_lib.publishing.pipeline --models "$(MODELS)" --dataset "$(DATASET)" --limit "$(LIMIT)"
+	$(BIN)/python -m cfa_lib.publishing.pipeline --models "$(MODELS)" --dataset "$(DATASET)" --limit "$(LIMIT)" --variants "$(VARIANTS)"
 
 html: install
 	$(BIN)/python -m cfa_lib.publishing.build html

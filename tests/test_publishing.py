@@ -57,3 +57,12 @@ def test_pipeline_passes_batch_and_the_spend_cap_to_every_experiment_notebook(tm
 def test_a_spend_cap_that_is_not_a_positive_amount_is_refused_by_name(text: str):
     with pytest.raises(Exception, match="--max-cost-usd"):
         pipeline.parse_cost(text)
+
+
+def test_pipeline_asks_the_answer_format_variants_in_notebook_01_only(tmp_path: Path):
+    jobs = pipeline.plan(["local"], "easy", 4, None, None, tmp_path, tmp_path / "results", True,
+                         variants=["options_only", "shuffled"])
+    with_variants = [job.notebook.name for job in jobs if "variants" in job.parameters]
+    assert with_variants == [EXPERIMENTS["option_bias"].notebook]
+    with pytest.raises(SystemExit):
+        pipeline.main(["--models", "local", "--variants", "options_first"])

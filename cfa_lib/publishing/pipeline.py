@@ -21,6 +21,7 @@ from typing import Any
 
 from cfa_lib.data import DATASET_NAMES
 from cfa_lib.experiments import EXPERIMENTS, FIGURES_NOTEBOOK
+from cfa_lib.experiments.variants import check_variants
 from cfa_lib.results import PROJECT_ROOT, results_root, safe_name
 
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
@@ -68,7 +69,8 @@ def parse_cost(text: str) -> float:
 
 def plan(models: Sequence[str], dataset: str, limit: int | None, sample_seed: int | None,
          max_concurrency: int | None, book_root: Path, results_dir: Path, include_reference: bool,
-         figures_only: bool = False, batch: bool = False, max_cost_usd: float | None = None) -> list[Job]:
+         figures_only: bool = False, batch: bool = False, max_cost_usd: float | None = None,
+         variants: Sequence[str] = ()) -> list[Job]:
     """The notebooks to run, in order, with their papermill parameters."""
     jobs: list[Job] = []
     if not figures_only:
@@ -83,7 +85,9 @@ def plan(models: Sequence[str], dataset: str, limit: int | None, sample_seed: in
                 params["batch"] = True
             if max_cost_usd is not None:
                 params["max_cost_usd"] = max_cost_usd
-            jobs += [Job(NOTEBOOKS_DIR / e.notebook, out_dir / e.notebook, params, model)
+            jobs += [Job(NOTEBOOKS_DIR / e.notebook, out_dir / e.notebook,
+                         {**params, "variants": list(variants)} if variants and e.name == "option_bias" else params,
+                         model)
                      for e in EXPERIMENTS.values()]
     jobs.append(Job(
         NOTEBOOKS_DIR / FIGURES_NOTEBOOK,
@@ -159,6 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="requests that failed inside a batch: retry by batch (default) or live")
     parser.add_argument("--max-cost-usd", type=parse_cost, default=None,
                         help="stop cleanly before the whole run spends more than this (all notebooks together)")
+    parser.add_argument("--variants", default="",
+                        help='answer-format variants for notebook 01, space-separated, e.g. "options_only shuffled"')
     parser.add_argument("--no-reference", action="store_true",
                         help="leave the original study's runs out of 04")
     parser.add_argument("--figures-only", action="store_true", help="run notebook 04 alone")
@@ -174,12 +180,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ["CFA_BATCH_FALLBACK"] = args.batch_fallback
     # one spend cap for the whole run: every notebook kernel inherits the session and adds to its total
     os.environ.setdefault("CFA_SPEND_SESSION", f"pipeline-{uuid.uuid4().hex}")
+    try:
+        variants = check_variants(args.variants.split())
+    except ValueError as exc:
+        parser.error(str(exc))
     if not models and not args.figures_only:
         parser.error("--models is empty: name at least one model, e.g. --models local")
     jobs = plan(models, args.dataset, args.limit, args.sample_seed, args.max_concurrency,
                 args.book_root.resolve(), (args.results_dir or results_root()).resolve(),
                 include_reference=not args.no_reference, figures_only=args.figures_only, batch=args.batch,
-                max_cost_usd=args.max_cost_usd)
+                max_cost_usd=args.max_cost_usd, variants=variants)
     try:
         run(jobs)
     except PipelineError as exc:
