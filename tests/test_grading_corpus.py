@@ -25,10 +25,6 @@ MCQ = [json.loads(line) for line in (CORPUS / "mcq.jsonl").read_text(encoding="u
 ROWS = {row["id"]: row for row in OPEN + MCQ}
 
 # Labels whose expected_value disagrees with the corpus's own rules (the verdicts agree); see the report.
-VALUE_DOUBTS = {
-    "open-023": "rule 1: the FINAL ANSWER line says $3.70; the label keeps the working's $3.7037",
-    "open-045": "the conclusion says 'about 0.68'; the label keeps the working's 0.6836",
-}
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +41,7 @@ def grade(questions, row_id: str):
 def test_open_row(questions, row):
     got = grade_open_answer(questions[row["question_id"]], row["response"], row["finish_reason"])
     assert got.verdict == row["expected_verdict"], (got, row["note"])
-    if row["expected_value"] is not None and row["id"] not in VALUE_DOUBTS:
+    if row["expected_value"] is not None:
         assert got.value is not None and math.isclose(got.value.value, row["expected_value"], rel_tol=1e-6), got
     if row["expected_verdict"] in ("correct", "incorrect"):
         assert got.answer_source == row["answer_source"]
