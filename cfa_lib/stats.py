@@ -131,7 +131,8 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     if not _is_int(successes) or not 0 <= successes <= n:
         raise ValueError(f"successes={successes!r} must be an integer between 0 and n={n}")
     low, high = proportion_confint(int(successes), int(n), alpha=1 - confidence, method="wilson")
-    return float(low), float(high)
+    # the exact bounds at 0 and n: float noise (5.6e-17 for 0 of 3) would put the interval beside its point
+    return (0.0 if successes == 0 else float(low)), (1.0 if successes == n else float(high))
 
 
 def paired_bootstrap_diff(

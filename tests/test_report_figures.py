@@ -160,3 +160,16 @@ def test_counterfactual_figure_names_the_runs_it_cannot_show():
         "local": {"accuracy_original": 0.5, "perturbation_levels": {"1": {"n_valid": 0, "n_paired": 0}}},
     })
     assert fig.axes[0].get_xlabel() == "No valid perturbation answered: local (level 1)"
+
+
+def test_three_tier_figure_draws_a_run_with_no_exact_answer() -> None:
+    """0 of 3 exact: the Wilson interval starts exactly at 0, so its error bar is never negative."""
+    from cfa_lib import stats
+    from cfa_lib.report import figures as report_figures
+
+    ci = list(stats.wilson_interval(0, 3))
+    assert ci[0] == 0.0
+    summary = {"n_graded": 3, "level_distribution": {"exact": 0, "directional": 0, "incorrect": 3},
+               "level_rates": {"exact": 0.0, "directional": 0.0, "incorrect": 1.0},
+               "strict_accuracy": 0.0, "strict_accuracy_ci": ci, "lenient_accuracy": 0.0, "lenient_accuracy_ci": ci}
+    assert report_figures.three_tier_figure({"local": summary}) is not None

@@ -221,7 +221,8 @@ def three_tier_figure(summaries: Mapping[str, Summary]) -> Figure:
                 ci = s.get(f"{key}_ci")
                 if ci is not None and s.get(key) is not None:
                     value = percent_value(s[key])  # in the lower half of the bar, below the percentages
-                    ax.errorbar(value, i + 0.16, xerr=[[value - percent_value(ci[0])], [percent_value(ci[1]) - value]],
+                    low, high = max(value - percent_value(ci[0]), 0), max(percent_value(ci[1]) - value, 0)
+                    ax.errorbar(value, i + 0.16, xerr=[[low], [high]],
                                 fmt="none", ecolor="#222222", elinewidth=0.9, capsize=2.5, zorder=3)
             ax.text(101.5, i, f"strict {percent_value(s.get('strict_accuracy')):.1f}%\nlenient "
                     f"{percent_value(s.get('lenient_accuracy')):.1f}%", va="center", ha="left", fontsize=7.5)
