@@ -209,4 +209,6 @@ def cohen_kappa_ci(a: Sequence[Hashable], b: Sequence[Hashable], confidence: flo
         result = sm_cohens_kappa(table)
     z = float(scipy_stats.norm.ppf(0.5 + confidence / 2))
     low, high = float(result.kappa - z * result.std_kappa), float(result.kappa + z * result.std_kappa)
-    return None if not (np.isfinite(low) and np.isfinite(high)) else (max(low, -1.0), min(high, 1.0))
+    if not (np.isfinite(low) and np.isfinite(high)) or high <= low:  # a degenerate table has no interval
+        return None
+    return max(low, -1.0), min(high, 1.0)

@@ -127,15 +127,7 @@ interval of the difference); they are asked only when the parameter `variants` n
   choices were doing the work. It cannot tell recall from computation, and a choice may still be
   corrected by the options.
 """),
-    code("""
-shown = tables.option_bias_variants(data)
-if shown.empty:
-    display(Markdown("This run asked no variant: set the parameter `variants`, e.g. "
-                     "`papermill ... -p variants '[\\"options_only\\", \\"shuffled\\"]'`, to ask them."))
-else:
-    display(shown)
-    display(figures.variants_figure(variants_by_model(data)))
-"""),
+    code("display(tables.option_bias_variants(data))\nfigures.variants_figure(variants_by_model(data))"),
 ]
 
 THREE_TIER = [

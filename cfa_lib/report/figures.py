@@ -340,7 +340,8 @@ def variants_figure(summaries: Mapping[str, Summary]) -> Figure:
     _require(summaries, "option-bias")
     names = [n for n in VARIANT_NAMES if any(n in (s.get("variants") or {}) for s in summaries.values())]
     if not names:
-        return empty_figure("This run asked no answer-format variant (parameter variants).")
+        return empty_figure("This run asked no answer-format variant: set the parameter variants, e.g. "
+                            "papermill ... -p variants '[\"options_only\", \"shuffled\"]'.")
     conditions = ["MCQ (Format A)", "open (Format B)", *(VARIANT_NAMES[n] for n in names)]
     colors = dict(zip(conditions, [COLORS[0], COLORS[1], *(COLORS[i] for i in (2, 4, 8, 9))], strict=False))
     shuffled = {label: (s.get("variants") or {}).get("shuffled", {}).get("letter_distribution")

@@ -302,7 +302,8 @@ def describe_mcnemar(data: dict[str, Any]) -> str:
     mc = data["recomputed_summary"]["mcnemar_test"]
     verdict = "significant" if mc["significant"] else "not significant"
     return (
-        f"{mc['b']} questions were right only with the options and {mc['c']} only without them. "
+        f"{mc['b']} {'question was' if mc['b'] == 1 else 'questions were'} right only with the options and "
+        f"{mc['c']} only without them. "
         f"McNemar's test: chi2 = {decimal(mc['chi2'])}, p = {significant(mc['p_value'])} "
         f"(exact p = {significant(mc['p_exact'])}); the difference is {verdict} at the 5% level."
     )
