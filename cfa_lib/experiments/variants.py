@@ -41,20 +41,6 @@ SHUFFLED = "shuffled"
 REASON_THEN_CHOOSE = "reason_then_choose"
 VARIANTS: tuple[str, ...] = (OPTIONS_ONLY, NONE_OF_THE_ABOVE, SHUFFLED, REASON_THEN_CHOOSE)
 
-# What each variant can and cannot tell, in a sentence each (the notebook shows these).
-MEANING = {
-    OPTIONS_ONLY: "accuracy above chance with the question hidden measures what the answer set alone gives "
-                  "away; it cannot say whether the model uses that when it also sees the question",
-    NONE_OF_THE_ABOVE: "a drop from Format A shows answers found by elimination or by recognising the "
-                       "familiar option; it cannot separate the two, and a model may distrust the "
-                       "unusual option for its own sake",
-    SHUFFLED: "a drop in accuracy, answers piling on one letter, or a different option chosen after the "
-              "reorder show position bias and unstable choices; it says nothing about knowledge",
-    REASON_THEN_CHOOSE: "accuracy near Format A means the open reasoning already held the answer and "
-                        "Format B's grading missed it or the options only confirm it; near Format B means "
-                        "the options were doing the work; it cannot tell recall from computation",
-}
-
 SKIPPED = "skipped"  # reason_then_choose without a complete Format B reply to continue from: excluded
 
 
