@@ -28,9 +28,11 @@ NOTEBOOKS = {"01_option_bias.ipynb": "option_bias", "02_three_tier.ipynb": "thre
 
 
 def failed_questions(data: dict) -> int:
-    """Rows a failed model or judge call left without a grade."""
+    """Rows a failed model or judge call left without a grade (not the rows set aside on purpose, such as
+    the verdicts of the fake judge, which fails its calibration: it answers every item the same way)."""
     summary = data["summary"]
-    return summary["n_excluded"] + sum(u["failed"] for u in summary["usage"].values())
+    failed_rows = sum(n for reason, n in summary["excluded_reasons"].items() if "FAILED" in reason)
+    return failed_rows + sum(u["failed"] for u in summary["usage"].values() if isinstance(u, dict) and "failed" in u)
 
 
 @pytest.mark.slow

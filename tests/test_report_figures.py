@@ -173,3 +173,15 @@ def test_three_tier_figure_draws_a_run_with_no_exact_answer() -> None:
                "level_rates": {"exact": 0.0, "directional": 0.0, "incorrect": 1.0},
                "strict_accuracy": 0.0, "strict_accuracy_ci": ci, "lenient_accuracy": 0.0, "lenient_accuracy_ci": ci}
     assert report_figures.three_tier_figure({"local": summary}) is not None
+
+
+def test_option_bias_figure_says_why_a_run_without_pairs_has_no_bars() -> None:
+    from cfa_lib.report import figures as report_figures
+
+    empty = {"n_paired": 0, "accuracy_with_options": None, "accuracy_without_options": None,
+             "accuracy_with_options_ci": None, "accuracy_without_options_ci": None, "mcnemar_test": {}}
+    full = {"n_paired": 10, "accuracy_with_options": 0.8, "accuracy_without_options": 0.6,
+            "accuracy_with_options_ci": [0.49, 0.94], "accuracy_without_options_ci": [0.31, 0.83],
+            "option_bias": 0.2, "option_bias_ci": [0.0, 0.4], "mcnemar_test": {"p_value": 0.5}}
+    assert report_figures.option_bias_figure({"local": empty}) is not None
+    assert report_figures.option_bias_figure({"local": empty, "gpt": full}) is not None

@@ -163,6 +163,12 @@ def _legend_on_top(ax, ncol: int, title: str | None = None) -> None:
 def option_bias_figure(summaries: Mapping[str, Summary]) -> Figure:
     """Accuracy with and without the answer choices per model, with 95% intervals and McNemar's test."""
     _require(summaries, "option-bias")
+    # a run with no question answered in both formats has no bar to draw (seaborn drops NaN bars)
+    empty = [label for label, s in summaries.items() if not s.get("n_paired")]
+    summaries = {label: s for label, s in summaries.items() if s.get("n_paired")}
+    if not summaries:
+        return empty_figure(f"No question of {', '.join(empty)} has a graded answer in both formats "
+                            "(failed, cut short or set aside): nothing to compare.")
     rows, intervals = [], {c: [] for c in CONDITION_COLORS}
     groups = []
     for label, s in summaries.items():
