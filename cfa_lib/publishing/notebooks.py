@@ -171,9 +171,9 @@ the formula language can express faithfully have a template written question by 
 (`datasets/templates/`; 93 Easy and 24 Challenge verified, 49 more listed with the reason they have none):
 its inputs as written in the stem and the textbook formula over them, verified by code against the key.
 `cfa_lib` draws new values that look like the originals, computes the new answer itself, rewrites the stem
-and rebuilds the choices, all offline. For a decision question (the key is "daily", "greater than the lump sum") a draw may change the
-correct option: whether the model follows the new key or keeps the old one is the sharpest
-memorization test. A question without a template goes to a generator model that proposes a formula,
+and rebuilds the choices, all offline. For a decision question (the key is "daily", "greater than the lump
+sum") a draw may change the correct option: whether the model follows the new key or keeps the old one is
+the sharpest memorization test. A question without a template goes to a generator model that proposes a formula,
 under the same checks. Nothing a model says about the new answer is trusted.
 """),
     parameters("""
