@@ -56,6 +56,13 @@ def setup(*imports: str) -> dict:
     return code("\n\n".join("\n".join(block) for block in (ipython, ours) if block) + "\n\nfigures.use_style()")
 
 
+JUDGED_SETTINGS = (  # notebooks 01 and 02: the shared parameters, a judge and a tolerance
+    "settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, "
+    "judge_model=judge_model,\n"
+    "                    tolerance=tolerance, max_concurrency=max_concurrency, batch=batch, max_cost_usd=max_cost_usd)\n"
+)
+
+
 def parameters(own: str) -> dict:
     """The papermill parameters cell: what every experiment notebook takes, and the notebook's own."""
     return code(f"""model = "local"          # "local", "gpt-4o-mini", "ollama/llama3.1:8b", "local:/path/model.gguf"
@@ -90,11 +97,7 @@ variants = []            # any of "options_only", "none_of_the_above", "shuffled
           "from cfa_lib.report.runs import by_model, variants_by_model"),
     md("## Run\n\nThe cost estimate comes first; completions are cached, so a rerun is free and an "
        "interrupted run resumes where it stopped."),
-    code("""
-settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, judge_model=judge_model,
-                    tolerance=tolerance, max_concurrency=max_concurrency, batch=batch, max_cost_usd=max_cost_usd)
-data, path = run_or_load(option_bias, settings, results_path, variants=variants)
-"""),
+    code(JUDGED_SETTINGS + "data, path = run_or_load(option_bias, settings, results_path, variants=variants)"),
     md("## Summary"),
     code("tables.option_bias_summary(data)"),
     md("## The paired outcomes and McNemar's test"),
@@ -147,11 +150,7 @@ tolerance = 0.02         # relative tolerance of the numeric grading
 """),
     setup("from IPython.display import display", "from cfa_lib.experiments import three_tier"),
     md("## Run"),
-    code("""
-settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, judge_model=judge_model,
-                    tolerance=tolerance, max_concurrency=max_concurrency, batch=batch, max_cost_usd=max_cost_usd)
-data, path = run_or_load(three_tier, settings, results_path, gold_model=gold_model)
-"""),
+    code(JUDGED_SETTINGS + "data, path = run_or_load(three_tier, settings, results_path, gold_model=gold_model)"),
     md("## Level distribution"),
     code("display(tables.three_tier_levels(data))\ntables.three_tier_accuracy(data)"),
     code("figures.three_tier_figure(by_model(data))"),
