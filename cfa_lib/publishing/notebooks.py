@@ -59,7 +59,8 @@ def setup(*imports: str) -> dict:
 JUDGED_SETTINGS = (  # notebooks 01 and 02: the shared parameters, a judge and a tolerance
     "settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, "
     "judge_model=judge_model,\n"
-    "                    tolerance=tolerance, max_concurrency=max_concurrency, batch=batch, max_cost_usd=max_cost_usd)\n"
+    "                    tolerance=tolerance, max_concurrency=max_concurrency, batch=batch, "
+    "max_cost_usd=max_cost_usd)\n"
 )
 
 
