@@ -295,6 +295,6 @@ def test_no_file_written_by_the_run_and_the_build_holds_a_credential(book):
 def test_run_metadata_appendix_lists_every_run_of_the_book(book, browser):
     browser.open(page_url(book, "book/appendix_runs.html"))
     text = browser.evaluate("document.body.innerText")
-    assert "escape-check" in text and "gpt-5-mini (reference)" in text
+    assert "escape-check" in text and "gpt-5-mini (reference, re-graded)" in text
     if FULL:
         assert "local" in text

@@ -126,7 +126,9 @@ def test_a_rate_limited_server_is_used_to_its_limit_with_no_failure(tmp_path: Pa
     limits = [h[1] for h in engine["concurrency_history"]]
     assert limits[0] == 16 and max(limits) > 20  # grew past the server's limit, then was cut
     assert any(b < a for a, b in zip(limits, limits[1:], strict=False))
-    assert engine["concurrency_limit"] <= 21
+    # cut multiplicatively (by 15 %) on a 429, not one by one; where the limit ends depends on the timing
+    # of the last answers, so it is not asserted
+    assert any(b <= int(a * 0.85) + 1 and b < a for a, b in zip(limits, limits[1:], strict=False))
     assert json.loads(json.dumps(engine)) == engine  # goes into a results file's metadata as it is
 
 

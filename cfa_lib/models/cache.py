@@ -14,7 +14,7 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,25 +67,9 @@ class CompletionCache:
             self.directory.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA busy_timeout = 30000")
-            conn.execute("PRAGMA journal_mode = WAL")
+            _when_unlocked(lambda: _use_wal(conn))
             conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS completions ("
-                " key TEXT PRIMARY KEY, model TEXT NOT NULL, created REAL NOT NULL, payload TEXT NOT NULL)"
-            )
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS claims ("
-                " key TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL, since REAL NOT NULL)"
-            )
-            conn.execute(  # Batch API jobs not yet collected; batch_id is NULL while being submitted
-                "CREATE TABLE IF NOT EXISTS batch_jobs ("
-                " tag TEXT PRIMARY KEY, batch_id TEXT, model TEXT NOT NULL, keys TEXT NOT NULL,"
-                " pid INTEGER NOT NULL, host TEXT NOT NULL, created REAL NOT NULL)"
-            )
-            conn.execute(  # what each spend session paid, for max_cost_usd
-                "CREATE TABLE IF NOT EXISTS spend ("
-                " session TEXT NOT NULL, key TEXT NOT NULL, usd REAL NOT NULL, PRIMARY KEY (session, key))"
-            )
+            _when_unlocked(lambda: _create_tables(conn))
         except sqlite3.DatabaseError as exc:
             raise CacheError(
                 f"completion cache {self.path} is not a usable SQLite database ({exc}); "
@@ -275,6 +259,46 @@ class _Pending:
     cost: float | None
     done: bool = False
     error: BaseException | None = None
+
+
+def _create_tables(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS completions ("
+        " key TEXT PRIMARY KEY, model TEXT NOT NULL, created REAL NOT NULL, payload TEXT NOT NULL)"
+    )
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS claims ("
+        " key TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL, since REAL NOT NULL)"
+    )
+    conn.execute(  # Batch API jobs not yet collected; batch_id is NULL while being submitted
+        "CREATE TABLE IF NOT EXISTS batch_jobs ("
+        " tag TEXT PRIMARY KEY, batch_id TEXT, model TEXT NOT NULL, keys TEXT NOT NULL,"
+        " pid INTEGER NOT NULL, host TEXT NOT NULL, created REAL NOT NULL)"
+    )
+    conn.execute(  # what each spend session paid, for max_cost_usd
+        "CREATE TABLE IF NOT EXISTS spend ("
+        " session TEXT NOT NULL, key TEXT NOT NULL, usd REAL NOT NULL, PRIMARY KEY (session, key))"
+    )
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """WAL once per file: asking again while another process writes can fail at once with "database is
+    locked" (switching the journal mode skips SQLite's busy handler), so read the mode first."""
+    if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        conn.execute("PRAGMA journal_mode = WAL")
+
+
+def _when_unlocked(step: Callable[[], None], attempts: int = 50, pause_s: float = 0.1) -> None:
+    """Run a setup step that SQLite may refuse with "database is locked" without waiting (journal-mode
+    changes), retrying for a few seconds: two runs opening one cache at once must both start."""
+    for attempt in range(attempts):
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(pause_s)
 
 
 def _abandoned(pid: int, host: str, since: float) -> bool:
