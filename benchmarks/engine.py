@@ -11,52 +11,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-import httpx
+import loopback  # benchmarks/loopback.py: run as a script, so its folder is on sys.path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def start_server(delay_s: float) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.servers.fake_openai",
-            "--port",
-            str(port),
-            "--delay",
-            str(delay_s),
-            "--lifetime",
-            "1800",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(f"{url}/v1/models", timeout=1).raise_for_status()
-            return proc, url
-        except httpx.HTTPError:
-            if time.monotonic() > deadline:
-                proc.kill()
-                raise SystemExit("fake server did not start") from None
-            time.sleep(0.1)
+    return loopback.start_server("tests.servers.fake_openai", "--delay", str(delay_s), "--lifetime", "1800")
 
 
 def main() -> None:

@@ -20,7 +20,6 @@ import argparse
 import json
 import math
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import loopback  # benchmarks/loopback.py: run as a script, so its folder is on sys.path
 
 ROOT = Path(__file__).resolve().parents[1]
 DELAY_S = 0.2
@@ -37,30 +37,10 @@ SERVER_LIMIT = 20
 MODEL = "openai/fake-model"  # its judge (gpt-4o-mini) and generator (gpt-4o) are served by the same server
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def start_server(limit_in_flight: int | None) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    command = [sys.executable, "-m", "tests.servers.fake_batch", "--port", str(port), "--delay", str(DELAY_S),
-               "--batch-concurrency", str(CEILING), "--lifetime", "3600"]
-    if limit_in_flight is not None:
-        command += ["--limit-in-flight", str(limit_in_flight)]
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(f"{url}/v1/models", timeout=1).raise_for_status()
-            return proc, url
-        except httpx.HTTPError:
-            if time.monotonic() > deadline:
-                proc.kill()
-                raise SystemExit("fake server did not start") from None
-            time.sleep(0.1)
+    limit = ["--limit-in-flight", str(limit_in_flight)] if limit_in_flight is not None else []
+    return loopback.start_server("tests.servers.fake_batch", "--delay", str(DELAY_S), "--batch-concurrency",
+                                 str(CEILING), "--lifetime", "3600", *limit)
 
 
 def run_study(url: str, work: Path, limit: str, extra_env: dict[str, str]) -> float:

@@ -18,13 +18,12 @@ import argparse
 import asyncio
 import hashlib
 import json
-import threading
 import time
 from collections import Counter
 from typing import Any
 
 from .fake_openai import FakeOpenAI, FaultConfig, prompt_of
-from .mini_http import ClientWatch, HttpRequest, HttpResponse, MiniHTTPServer
+from .mini_http import ClientWatch, HttpRequest, HttpResponse, MiniHTTPServer, serve_for
 
 
 def body_identity(body: dict[str, Any]) -> str:
@@ -235,16 +234,7 @@ def main() -> None:
     app = FakeBatchOpenAI(FaultConfig(delay_s=args.delay), batch_concurrency=args.batch_concurrency,
                           limit_in_flight=args.limit_in_flight)
     server = MiniHTTPServer(app.handle, port=args.port)
-
-    async def run() -> None:
-        ready = threading.Event()
-        task = asyncio.create_task(server.serve(ready, args.lifetime))
-        while not ready.is_set():
-            await asyncio.sleep(0.01)
-        print(f"listening on {server.url}", flush=True)
-        await task
-
-    asyncio.run(run())
+    serve_for(server, args.lifetime)
 
 
 if __name__ == "__main__":

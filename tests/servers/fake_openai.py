@@ -20,12 +20,11 @@ import asyncio
 import hashlib
 import json
 import re
-import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from .mini_http import ClientGone, ClientWatch, Drop, HttpRequest, HttpResponse, MiniHTTPServer
+from .mini_http import ClientGone, ClientWatch, Drop, HttpRequest, HttpResponse, MiniHTTPServer, serve_for
 
 FAULT_KINDS = ("429", "500", "hang", "drop")
 MODEL_ID = "fake-model"
@@ -250,16 +249,7 @@ def main() -> None:
         delay_s=args.delay,
     )
     server = MiniHTTPServer(FakeOpenAI(config).handle, port=args.port)
-
-    async def run() -> None:
-        ready = threading.Event()
-        task = asyncio.create_task(server.serve(ready, args.lifetime))
-        while not ready.is_set():
-            await asyncio.sleep(0.01)
-        print(f"listening on {server.url}", flush=True)
-        await task
-
-    asyncio.run(run())
+    serve_for(server, args.lifetime)
 
 
 if __name__ == "__main__":

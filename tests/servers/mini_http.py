@@ -169,3 +169,17 @@ class MiniHTTPServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def serve_for(server: MiniHTTPServer, lifetime: float) -> None:
+    """Serve until `lifetime` seconds have passed, saying where once listening (the command-line servers)."""
+
+    async def run() -> None:
+        ready = threading.Event()
+        task = asyncio.create_task(server.serve(ready, lifetime))
+        while not ready.is_set():
+            await asyncio.sleep(0.01)
+        print(f"listening on {server.url}", flush=True)
+        await task
+
+    asyncio.run(run())
