@@ -125,6 +125,12 @@ def _search(pattern: str, flags: int = re.I) -> Callable[[str], re.Match | None]
     return compiled.search
 
 
+def _stem_says(search: Callable[[str], re.Match | None], q: Question, reason: str) -> str | None:
+    """A stem rule's reason, quoting what the stem says ({!r} in `reason`), or None when it says nothing of it."""
+    m = search(question_part(q))
+    return reason.format(m.group(0).strip()) if m else None
+
+
 # ---------------------------------------------------------------------------------------------
 # The rules, in the order they are tried
 # ---------------------------------------------------------------------------------------------
@@ -150,8 +156,7 @@ _COMPARED = _search(
 
 def _compared_with_others(q: Question) -> str | None:
     """'Compared with the other two ...' ranks the options against each other."""
-    m = _COMPARED(question_part(q))
-    return f"the stem compares against the other options ({m.group(0)!r})" if m else None
+    return _stem_says(_COMPARED, q, "the stem compares against the other options ({!r})")
 
 
 _VERDICT = re.compile(r"\b(?:yes|no|correct|incorrect|accurate|inaccurate|true|false|violat\w*)\b", re.I)
@@ -169,8 +174,7 @@ _WHICH_FOLLOWING = _search(r"\bwhich (?:one |two )?of (?:the following|these|tho
 
 def _which_of_the_following(q: Question) -> str | None:
     """'Which of the following ...' / 'Which of these ...' asks to pick among options that are not shown."""
-    m = _WHICH_FOLLOWING(question_part(q))
-    return f"the stem asks {m.group(0)!r} and the options are not in the stem" if m else None
+    return _stem_says(_WHICH_FOLLOWING, q, "the stem asks {!r} and the options are not in the stem")
 
 
 _THE_FOLLOWING = _search(
@@ -202,8 +206,7 @@ _WHICH_STATEMENT = _search(
 
 def _which_statement(q: Question) -> str | None:
     """'Which statement is most accurate?' asks to pick a statement, and the statements were the options."""
-    m = _WHICH_STATEMENT(question_part(q))
-    return f"the stem asks {m.group(0)!r} and the statements are the options" if m else None
+    return _stem_says(_WHICH_STATEMENT, q, "the stem asks {!r} and the statements are the options")
 
 
 _LEAST = _search(
@@ -216,8 +219,7 @@ _LEAST = _search(
 
 def _least_or_except(q: Question) -> str | None:
     """'... least likely ...', '... except:', '... do not include' ask for the odd one out of an open set."""
-    m = _LEAST(question_part(q))
-    return f"the stem asks for the odd one out ({m.group(0).strip()!r})" if m else None
+    return _stem_says(_LEAST, q, "the stem asks for the odd one out ({!r})")
 
 
 def _options_name_candidates(q: Question) -> str | None:
@@ -248,8 +250,7 @@ _ABOUT_SUBCLAIMS = _search(
 
 def _correct_with_respect_to(q: Question) -> str | None:
     """'... is most likely correct with respect to:' asks which of the options' sub-claims holds."""
-    m = _ABOUT_SUBCLAIMS(question_part(q))
-    return f"the stem asks which sub-claim is {m.group(0).strip()!r}, and the sub-claims are the options" if m else None
+    return _stem_says(_ABOUT_SUBCLAIMS, q, "the stem asks which sub-claim is {!r}, and the sub-claims are the options")
 
 
 _CLOSEST = _search(r"\b(?:closest to|approximately|nearest to)\s*:?\s*[?.]?\s*$")
