@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -142,13 +142,18 @@ def grade_question(question: Question, with_options: Completion, without_options
     fields.update(grade_open(question, without_options, judged, tolerance))
     verdict = fields["judge_verdict"]
     fields["correct_without_options"] = None if verdict in EXCLUDED_VERDICTS else verdict in CORRECT_VERDICTS
-    paired = fields["correct_with_options"] is not None and fields["correct_without_options"] is not None
-    fields["option_biased"] = (fields["correct_with_options"] and not fields["correct_without_options"]) \
-        if paired else None
+    fields["option_biased"] = option_biased(fields["correct_with_options"], fields["correct_without_options"])
     return Row(**fields, response_with=with_options.text, response_without=without_options.text,
                thinking_with=with_options.thinking, thinking_without=without_options.thinking,
                open_answerable=classify(question).open_answerable,
                open_status=open_status(fields["judge_verdict"]))
+
+
+def option_biased(with_options: bool | None, without_options: bool | None) -> bool | None:
+    """Right with the options, wrong without them; None unless both formats were graded."""
+    if with_options is None or without_options is None:
+        return None
+    return with_options and not without_options
 
 
 def open_status(verdict: str) -> str:
@@ -204,10 +209,8 @@ def set_aside_uncalibrated(row: Row) -> Row:
     in the reasoning for the reader."""
     if row.judge_verdict not in (JUDGE_CORRECT, JUDGE_INCORRECT):
         return row
-    fields = {**row.to_dict(), "judge_verdict": JUDGE_UNCALIBRATED, "correct_without_options": None,
-              "option_biased": None, "judge_reasoning": f"{row.judge_verdict} by a judge that failed calibration: "
-                                                        f"{row.judge_reasoning}"}
-    return Row.from_dict(fields)
+    return replace(row, judge_verdict=JUDGE_UNCALIBRATED, correct_without_options=None, option_biased=None,
+                   judge_reasoning=f"{row.judge_verdict} by a judge that failed calibration: {row.judge_reasoning}")
 
 
 def exclusion_reason(row: Row) -> str | None:
@@ -361,10 +364,7 @@ def regrade(rows: list[Row]) -> tuple[list[Row], dict[str, int]]:
                 changes["refusal judged correct: not correct"] += 1
             update.update(correct_without_options=False, judge_verdict=NO_ANSWER)
         if update:
-            fields = {**row.to_dict(), **update}
-            with_ = fields["correct_with_options"]
-            without = fields["correct_without_options"]
-            fields["option_biased"] = (with_ and not without) if with_ is not None and without is not None else None
-            row = Row.from_dict(fields)
+            row = replace(row, **update)
+            row = replace(row, option_biased=option_biased(row.correct_with_options, row.correct_without_options))
         out.append(row)
     return out, dict(changes)
