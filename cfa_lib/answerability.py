@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
 
-from cfa_lib.data import DATASET_NAMES, Question, load_dataset
+from cfa_lib.data import DATASET_NAMES, Question, dataset_of, load_dataset
 from cfa_lib.results import PROJECT_ROOT
 
 __all__ = [
@@ -426,8 +426,8 @@ def _shipped(name: str) -> dict[str, bool]:
 def is_open_answerable(question_id: str) -> bool | None:
     """The shipped classification of a question (`easy_12`, `challenge_3`), or None for an unknown id:
     how rows of the original study's files, which never recorded it, are put in their subset."""
-    dataset = question_id.rpartition("_")[0]
-    return _shipped(dataset).get(question_id) if dataset in DATASET_NAMES else None
+    dataset = dataset_of(question_id)
+    return _shipped(dataset).get(question_id) if dataset else None
 
 
 def shipped_lines(name: str) -> list[str]:

@@ -14,6 +14,7 @@ and is what the original study graded against); `gold` is ignored.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -255,3 +256,20 @@ def _normalise_letter(value: object) -> str:
         return str(value)
     match = re.fullmatch(r"\s*\(?([A-Za-z])\)?\.?\s*", value)
     return match.group(1).upper() if match else value
+
+
+def dataset_of(question_id: str) -> str | None:
+    """The dataset a question id names ("easy_12" -> "easy"), or None for an id of no known dataset."""
+    prefix = question_id.rpartition("_")[0]
+    return prefix if prefix in DATASET_NAMES else None
+
+
+def questions_by_id(name: str) -> dict[str, Question]:
+    """Every question of a dataset by id, read once per process and datasets folder (callers must not
+    change the dict): what re-grading, tables and the grade command look questions up in."""
+    return _questions_by_id(name, datasets_dir())
+
+
+@functools.cache
+def _questions_by_id(name: str, directory: Path) -> dict[str, Question]:
+    return {q.id: q for q in load_dataset(name)}

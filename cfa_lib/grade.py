@@ -17,17 +17,11 @@ from collections import Counter
 from pathlib import Path
 
 from cfa_lib.answers.open_answer import VERDICTS, grade_choice, grade_open_answer
-from cfa_lib.data import DATASET_NAMES, Question, load_dataset
-
-
-def _dataset_of(question_id: str) -> str | None:
-    prefix = question_id.rsplit("_", 1)[0]
-    return prefix if prefix in DATASET_NAMES else None
+from cfa_lib.data import DATASET_NAMES, dataset_of, questions_by_id
 
 
 def grade_lines(lines, dataset: str | None = None, tolerance: float = 0.02):
     """(verdict rows, bad-line messages) for an iterable of JSONL lines."""
-    cache: dict[str, dict[str, Question]] = {}
     rows: list[dict] = []
     bad: list[str] = []
     for number, line in enumerate(lines, start=1):
@@ -46,13 +40,11 @@ def grade_lines(lines, dataset: str | None = None, tolerance: float = 0.02):
             bad.append(f"line {number}: missing field {', '.join(missing)}")
             continue
         question_id = str(record["question_id"])
-        name = dataset or _dataset_of(question_id)
+        name = dataset or dataset_of(question_id)
         if name is None:
             bad.append(f"line {number}: unknown question id {question_id!r} (expected easy_N or challenge_N)")
             continue
-        if name not in cache:
-            cache[name] = {q.id: q for q in load_dataset(name)}
-        question = cache[name].get(question_id)
+        question = questions_by_id(name).get(question_id)
         if question is None:
             bad.append(f"line {number}: unknown question id {question_id!r} in dataset {name!r}")
             continue

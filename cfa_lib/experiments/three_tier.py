@@ -7,7 +7,6 @@ words, go to the judge, whose reasoning is recorded. Every C gets an error categ
 
 from __future__ import annotations
 
-import functools
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -30,7 +29,7 @@ from cfa_lib.answers import (
     parse_reply,
     relative_error,
 )
-from cfa_lib.data import DATASET_NAMES, Question, load_dataset
+from cfa_lib.data import Question, dataset_of, questions_by_id
 from cfa_lib.experiments.common import (
     TRUNCATED,
     Settings,
@@ -356,7 +355,8 @@ def regrade(rows: list[Row], tolerance: float = 0.02) -> tuple[list[Row], dict[s
 
 def _regrade_row(row: Row, tolerance: float) -> str | None:
     gold = (row.gold_answer or {}).get("numerical")
-    question = _question(row.question_id)
+    dataset = dataset_of(row.question_id or "")
+    question = questions_by_id(dataset).get(row.question_id or "") if dataset else None
     if gold is None or question is None or row.level is None:
         return None
     key = numeric_key(question.choices, question.answer)
@@ -382,12 +382,3 @@ def _regrade_row(row: Row, tolerance: float) -> str | None:
     return "regraded against the key's number: level changed" if changed else \
         "regraded against the key's number: same level"
 
-
-@functools.cache
-def _questions(dataset: str) -> dict[str, Question]:
-    return {q.id: q for q in load_dataset(dataset)}
-
-
-def _question(question_id: str | None) -> Question | None:
-    dataset = (question_id or "").rpartition("_")[0]
-    return _questions(dataset).get(question_id) if dataset in DATASET_NAMES else None

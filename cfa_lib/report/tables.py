@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from cfa_lib import perturbation
-from cfa_lib.data import Question, load_dataset
+from cfa_lib.data import Question, questions_by_id
 from cfa_lib.experiments.common import display_path
 from cfa_lib.report import shaping
 from cfa_lib.report.format import (
@@ -266,7 +266,7 @@ def biased_examples(runs: Sequence[Run], per_run: int = 2, length: int = 300) ->
 # Notebook 01: option bias of one run -------------------------------------------------------------------
 
 def _questions(data: dict[str, Any]) -> dict[str, Question]:
-    return {q.id: q for q in load_dataset(data["metadata"].get("dataset", "easy"))}
+    return questions_by_id(data["metadata"].get("dataset", "easy"))
 
 
 def option_bias_summary(data: dict[str, Any]) -> pd.DataFrame:
