@@ -13,6 +13,8 @@ formula over those names; everything that decides a number is code, one step per
 * `build`: the entry point and its two model calls; `formula` (the restricted evaluator, the only
   place model output is evaluated) and `number_text` (numbers as a question writes them) are its tools;
 * `types`: every type the steps hand to each other;
+* `census`: every question's class (no number, not computational, templated, reviewed without a
+  template), so coverage is a share of the whole dataset;
 * `templates` and `from_template`: hand-written, code-verified templates (datasets/templates/) that
   drive the same steps offline, without the generator (`python -m cfa_lib.perturbation verify`).
 
@@ -20,17 +22,20 @@ The prompts live in `cfa_lib.prompts` (PERTURB_*). The experiment needs only the
 """
 
 from cfa_lib.perturbation.build import build_perturbations
+from cfa_lib.perturbation.census import dataset_census, reviewed_without_template, valid_per_level
 from cfa_lib.perturbation.from_template import template_perturbations
 from cfa_lib.perturbation.records import coverage_counts
-from cfa_lib.perturbation.templates import load_templates, reviewed_without_template, template_coverage
+from cfa_lib.perturbation.templates import load_templates, template_coverage
 from cfa_lib.perturbation.types import PerturbationRecord
 
 __all__ = [
     "PerturbationRecord",
     "build_perturbations",
     "coverage_counts",
+    "dataset_census",
     "load_templates",
     "reviewed_without_template",
     "template_coverage",
     "template_perturbations",
+    "valid_per_level",
 ]

@@ -1,7 +1,8 @@
 """`python -m cfa_lib.perturbation verify --dataset easy|challenge [--json]`: check every shipped template.
 
-Prints the coverage (questions, templated, verified, failed) and every failure with its reason; the
-exit code is 1 when a shipped template fails, so CI can refuse a templates file that does not hold.
+Prints the coverage (questions, templated, verified, failed), the census of the rest (no number, not
+computational, computational without a template, by reason) and every failure with its reason; the exit
+code is 1 when a shipped template fails, so CI can refuse a templates file that does not hold.
 """
 
 from __future__ import annotations
@@ -13,16 +14,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from cfa_lib.data import DATASET_NAMES
-from cfa_lib.perturbation.templates import TemplateError, template_coverage, templates_dir
+from cfa_lib.perturbation.census import dataset_census
+from cfa_lib.perturbation.templates import TemplateError, templates_dir
 
 
 def _print_table(report: dict[str, Any], directory: str) -> None:
-    header = ("dataset", "questions", "templated", "verified", "failed")
-    row = (report["dataset"], report["questions"], report["templated"], report["verified"], len(report["failed"]))
+    header = ("dataset", "questions", "no number", "not computational", "computational", "templated", "verified",
+              "failed")
+    row = (report["dataset"], report["questions"], report["no_number"], report["not_computational"],
+           report["computational"], report["templated"], report["verified"], len(report["failed"]))
     widths = [max(len(str(h)), len(str(v))) for h, v in zip(header, row, strict=True)]
     print(f"templates: {directory}")
     print("  ".join(str(h).rjust(w) for h, w in zip(header, widths, strict=True)))
     print("  ".join(str(v).rjust(w) for v, w in zip(row, widths, strict=True)))
+    for reason, n in sorted(report["without_template"].items(), key=lambda item: -item[1]):
+        print(f"without a template: {n:>3}  {reason}")
+    if report["unreviewed"]:
+        print(f"unreviewed (a number but in no census file): {', '.join(report['unreviewed'])}")
     for failure in report["failed"]:
         print(f"FAILED {failure['question_id']}: {failure['reason']}")
 
@@ -37,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     directory = args.templates_dir or str(templates_dir())
     try:
-        report = template_coverage(args.dataset, directory)
+        report = dataset_census(args.dataset, directory)
     except TemplateError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -20,6 +20,7 @@ from cfa_lib.perturbation.choices import rebuild_choices
 from cfa_lib.perturbation.formula import FormulaError
 from cfa_lib.perturbation.number_text import NumberText, count_span
 from cfa_lib.perturbation.records import finish
+from cfa_lib.perturbation.templates import REL_TOL
 from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan, Verification
 from cfa_lib.perturbation.values import changeable, draw_number, solve_for
 from cfa_lib.prompts import PERTURB_REWRITE_CHANGE_USER, PERTURB_REWRITE_UNKNOWN_USER
@@ -77,6 +78,8 @@ def plan_perturbation(
             continue
         if answer * original_answer <= 0 or relative_difference(answer, original_answer) < needed:
             continue
+        if not _fits_key_precision(correct, answer / verification.answer_scale):
+            continue
         old_spans, new_spans = _changed_spans(verification, names, new_numbers, values)  # type: ignore[arg-type]
         # a new value that is already written in the question would make the text checks ambiguous
         if len(set(new_spans)) == len(new_spans) and not any(count_span(question.stem, s) for s in new_spans):
@@ -104,6 +107,12 @@ def plan_perturbation(
     changes = "\n".join(f"- {old!r} becomes {new!r}" for old, new in zip(old_spans, new_spans, strict=True))
     prompt = PERTURB_REWRITE_CHANGE_USER.format(stem=question.stem, changes=changes)
     return Plan(record, old_spans, new_spans, kept, prompt)
+
+
+def _fits_key_precision(key: NumberText, number: float) -> bool:
+    """Whether `number`, written with the key option's decimals, stays within the one-correct-option check:
+    a draw whose answer that format cannot hold ("5.0%" for 4.97 %) is drawn again rather than rejected."""
+    return relative_difference(round(number, key.decimals), number) <= REL_TOL
 
 
 def _changed_spans(

@@ -153,25 +153,6 @@ def templates_dir() -> Path:
     return Path(override).expanduser() if override else PROJECT_ROOT / "datasets" / "templates"
 
 
-def reviewed_without_template(dataset: str, directory: Path | str | None = None) -> dict[str, str]:
-    """Computational questions reviewed and left without a template, with the reason (a distractor too close
-    to the key, a key rounded beyond the check, a formula the language cannot express, inputs elsewhere).
-
-    They are reported as not perturbable with that reason; no generator is asked to guess them.
-    """
-    path = Path(directory or templates_dir()) / f"{dataset}_without_template.jsonl"
-    if not path.is_file():
-        return {}
-    reasons = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        try:
-            item = json.loads(line)
-            reasons[str(item["question_id"])] = str(item["reason"])
-        except (json.JSONDecodeError, KeyError, TypeError) as error:
-            raise TemplateError(f"{path}, line {number}: needs question_id and reason ({error})") from error
-    return reasons
-
-
 def load_templates(dataset: str, directory: Path | str | None = None) -> dict[str, Template]:
     """The templates of `dataset` (`<dir>/<dataset>.jsonl`) by question id; none if the file is absent.
 

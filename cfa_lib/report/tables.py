@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from cfa_lib import perturbation
-from cfa_lib.data import Question, questions_by_id
+from cfa_lib.data import Question, load_dataset, questions_by_id
 from cfa_lib.experiments.common import display_path
 from cfa_lib.report import shaping
 from cfa_lib.report.format import (
@@ -444,14 +444,51 @@ def counterfactual_coverage(data: dict[str, Any]) -> pd.DataFrame:
     return table
 
 
-def template_coverage(dataset: str) -> pd.DataFrame:
-    """How much of the dataset the counterfactual test can reach: every verified template is perturbed
-    offline at every level; a question without one is conceptual or not expressible in the formula language."""
-    report = perturbation.template_coverage(dataset)
-    rows = {"questions": report["questions"], "with a template": report["templated"],
-            "template verified against the key": report["verified"],
-            "share of the dataset covered": pct(report["verified"] / report["questions"], 1)}
+def template_coverage(dataset: str, data: dict[str, Any] | None = None) -> pd.DataFrame:
+    """How much of the whole dataset the counterfactual test reaches, and why the rest is left out; with a
+    run, how many of its questions were perturbed validly at each level."""
+    census = perturbation.dataset_census(dataset)
+    n = census["questions"]
+    rows: dict[str, Any] = {
+        "questions": n,
+        "no number in the question": census["no_number"],
+        "numbers, but no computation decides the key": census["not_computational"],
+        "computational": census["computational"],
+        "  with a template verified against the key": census["verified"],
+    }
+    for reason, n_questions in sorted(census["without_template"].items(), key=lambda item: -item[1]):
+        rows[f"  no template: {reason}"] = n_questions
+    if census["unreviewed"]:
+        rows["not reviewed yet"] = len(census["unreviewed"])
+    rows["share of the dataset covered"] = pct(census["verified"] / n, 1)
+    rows["share of the computational questions covered"] = pct(census["verified"] / census["computational"], 1)
+    if data is not None:
+        asked = len(data["results"])
+        for level, statuses in sorted((data["summary"].get("coverage") or {}).items()):
+            rows[f"this run ({asked} questions): valid at level {level}"] = statuses.get("valid", 0)
     return pd.DataFrame({dataset: rows})
+
+
+def counterfactual_reach(runs: Mapping[str, Sequence[Run]], dataset: str = "easy") -> pd.DataFrame:
+    """The original study's level-1 perturbations beside this toolkit's: how many questions each perturbs,
+    how many of the study's 'valid' ones changed nothing, and how many new answers code computed."""
+    questions = len(load_dataset(dataset))
+    rows = {}
+    for run in runs.get("counterfactual", []):
+        if run.reference and run.as_published and run.metadata.get("dataset", dataset) == dataset:
+            level1 = (run.summary.get("perturbation_levels") or {}).get("1") or {}
+            valid, unchanged = level1.get("n_valid"), sum((run.data.get("regrade_changes") or {}).values())
+            rows[run.label.replace(" (reference, as published)", "") + ", original study"] = {
+                "questions": questions, "level-1 perturbations called valid": valid,
+                "  of which changed nothing": unchanged,
+                "  the rest, new answer never checked by code": None if valid is None else valid - unchanged}
+    valid = perturbation.valid_per_level(dataset)
+    rows["this toolkit, verified templates (seed 0)"] = {
+        "questions": questions, "level-1 perturbations called valid": valid[1], "  of which changed nothing": 0,
+        "  the rest, new answer never checked by code": 0,
+        **{f"valid at level {level}, new answer computed by code": n for level, n in valid.items()}}
+    table = pd.DataFrame(rows)
+    return table.astype(object).where(table.notna(), "–")
 
 
 def counterfactual_flips(data: dict[str, Any]) -> pd.DataFrame:
