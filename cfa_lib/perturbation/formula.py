@@ -63,7 +63,8 @@ def _ncdf(x: float) -> float:
 RATE_LOW, RATE_HIGH = -0.99, 10.0  # the per-period rates the solvers search: -99 % to 1000 %
 _GRID_POINTS = 400  # sign changes are looked for on this grid, even in log(1 + r)
 MAX_RATE_PERIODS = 1200  # rate(n, ...): a monthly loan over 100 years at most
-MAX_IRR_CASH_FLOWS = 61  # irr(c0, ..., c60): a 30-year semiannual bond, with room to spare
+MAX_IRR_CASH_FLOWS = 61  # irr(c0, ..., c60): a 30-year semiannual bond
+_RANGE = "(-99%, 1000%)"
 
 
 def _solve_rate(value_at: Callable[[float], float], what: str) -> float:
@@ -76,10 +77,9 @@ def _solve_rate(value_at: Callable[[float], float], what: str) -> float:
     changes = [i for i in range(_GRID_POINTS) if values[i] * values[i + 1] < 0]
     found = len(roots) + len(changes)
     if found == 0:
-        raise FormulaError(f"{what}: the present value does not change sign for rates in (-99%, 1000%); no rate solves it")
+        raise FormulaError(f"{what}: the present value does not change sign for rates in {_RANGE}; no rate solves it")
     if found > 1:
-        raise FormulaError(f"{what}: the present value changes sign more than once for rates in (-99%, 1000%); "
-                           "the rate is not unique")
+        raise FormulaError(f"{what}: the present value changes sign more than once for rates in {_RANGE}; not unique")
     if roots:
         return roots[0]
     low, high = grid[changes[0]], grid[changes[0] + 1]
