@@ -344,3 +344,29 @@ def test_cli_exits_non_zero_on_a_failing_template(tmp_path):
     assert report["failed"][0]["reason"].startswith("reproduces_answer: formula gives 0.0814837")
     table = _cli("--dataset", "easy", "--templates-dir", str(tmp_path))
     assert table.returncode == 1 and "FAILED easy_9: reproduces_answer" in table.stdout
+
+
+def test_a_distractor_without_a_number_is_kept_as_written():
+    # easy_414: max loss of a short sale capped by a stop-limit buy; option C is "Unlimited."
+    question = next(q for q in load_dataset("easy") if q.id == "easy_414")
+    spec = {
+        "question_id": "easy_414",
+        "kind": "value",
+        "parameters": [
+            P("shares", 100, "count", "100 shares", "shares sold short"),
+            P("price", 42, "amount", "$42", "short-sale price"),
+            P("limit", 55, "other", "limit 55", "limit price of the buy order"),
+        ],
+        "formula": "(limit - price)*shares",
+        "asked_quantity": "maximum loss",
+        "unit": "$",
+    }
+    check = verify_template(question, template(spec))
+    assert check.ok, check.reason
+    assert check.original_value == 1300 and set(check.verification.options) == {"A", "B"}
+    records = template_perturbations([question], {"easy_414": template(spec)}, levels=(1, 2), seed=0)
+    for record in records:
+        assert record.valid, record.reason
+        assert record.choices["C"] == "Unlimited." and record.correct_letter in {"A", "B"}
+        new = only_number(record.choices[record.correct_letter])
+        assert new == pytest.approx(record.new_answer_value, rel=0.005)

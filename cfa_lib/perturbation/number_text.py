@@ -76,13 +76,16 @@ class NumberText:
                 return match.group(0)
         return ""
 
-    def write(self, number: float, decimals: int | None = None, keep_lead: bool = True) -> str:
-        """`number` in this text's style: currency, sign, separators, decimals, surrounding words."""
+    def write(self, number: float, decimals: int | None = None, keep_lead: bool = True, group: bool = False) -> str:
+        """`number` in this text's style: currency, sign, separators, decimals, surrounding words.
+
+        Thousands are grouped when this text groups them, from 10,000 up, or with `group` from 1,000 up
+        (options written "$800." and "$1,300." rebuilt as "$1,477." beside "$2,400.", not "$1477.")."""
         places = self.decimals if decimals is None else decimals
         if decimals is None:  # a drawn value such as 8.5 for "7%" needs one more place than written
             while places < self.decimals + 2 and not math.isclose(round(number, places), number, abs_tol=1e-9):
                 places += 1
-        grouped = self.grouped or abs(number) >= 10_000
+        grouped = self.grouped or abs(number) >= 10_000 or (group and abs(number) >= 1_000)
         digits = f"{abs(number):{',' if grouped else ''}.{places}f}"
         sign = "" if round(number, places) >= 0 else (self.sign or "-")
         return f"{self.lead if keep_lead else ''}{sign}{self.currency}{digits}{self.suffix}"

@@ -322,6 +322,8 @@ def _check_value(question: Question, template: Template, result: TemplateCheck) 
     output = verification.original_answer_value
     assert output is not None
     for letter in question.distractors:
+        if letter not in verification.options:  # a distractor without a number ("Unlimited.")
+            continue
         number = verification.options[letter]
         if any(relative_difference(output, number.number * scale) <= REL_TOL for scale in number.scales):
             raise _Failed(

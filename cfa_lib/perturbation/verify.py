@@ -18,22 +18,33 @@ from cfa_lib.perturbation.types import Check, FormulaExtraction, OptionNumbers, 
 
 
 def option_numbers(question: Question) -> OptionNumbers:
+    """The one number of the key and of each numeric distractor.
+
+    A distractor without any number ("Unlimited.") is left out: it is kept as written in every
+    perturbation, can never be within tolerance of a new answer, and stays a wrong answer the way it
+    was. The key must carry one number, and so must at least one distractor (the gaps between the
+    numbers are what the rebuilt options keep).
+    """
     numbers: dict[str, NumberText] = {}
     letters = [question.answer] + [letter for letter in question.choices if letter != question.answer]
     for letter in letters:
         text = question.choices[letter]
         found = find_numbers(text)
         role = "correct option" if letter == question.answer else "option"
+        if not found and letter != question.answer:
+            continue
         if not found:
             return OptionNumbers({}, f"{role} {letter} ({text!r}) carries no number")
         if len(found) > 1:
             return OptionNumbers({}, f"{role} {letter} ({text!r}) carries more than one number")
         numbers[letter] = found[0]
+    if len(numbers) == 1:
+        return OptionNumbers({}, "no distractor carries a number")
     if numbers[question.answer].number == 0:
         return OptionNumbers({}, f"correct option {question.answer} is zero; relative gaps are undefined")
     if numeric_key(question.choices, question.answer) is None:  # the experiment could not grade it by number
         return OptionNumbers({}, f"correct option {question.answer} ({question.correct_text!r}) is not a numeric key")
-    return OptionNumbers({letter: numbers[letter] for letter in question.choices})
+    return OptionNumbers({letter: numbers[letter] for letter in question.choices if letter in numbers})
 
 
 def span_scale(value: float, text: NumberText) -> float | None:
