@@ -29,7 +29,7 @@ from cfa_lib.results import PROJECT_ROOT
 
 TEMPLATES_DIR_ENV = "CFA_TEMPLATES_DIR"
 REL_TOL = 0.005  # reproduce the key within 0.5 %; no distractor within 0.5 %; decisions keep a 0.5 % margin
-MOVE_FACTOR = 1.1  # every input, moved by +10 %, must move the answer
+MOVE_FACTORS = (1.1, 0.9)  # every input, moved by +10 % or by -10 %, must move the answer
 ROUND_TRIP_TOL = 1e-6
 Unit = Literal["$", "€", "£", "¥", "%", "x", "years", ""]
 
@@ -416,7 +416,9 @@ def _outcome(template: Template, check: TemplateCheck, values: Mapping[str, floa
 
 
 def _check_moves(template: Template, check: TemplateCheck) -> None:
-    """Rule 3: every stated input (derived givens follow the others) moves the answer when it moves +10 %."""
+    """Rule 3: every stated input (derived givens follow the others) moves the answer when it moves by +10 %
+    or, failing that, by -10 %: an input that binds in one direction only (the NRV in min(cost, NRV) just
+    above cost) is a real input, since draws move inputs both ways; one that moves it neither way is not."""
     verification = check.verification
     assert verification is not None
     values = verification.values()
@@ -424,11 +426,16 @@ def _check_moves(template: Template, check: TemplateCheck) -> None:
     for name in verification.used:
         if name in verification.derived:
             continue
-        moved = dict(values)
-        moved[name] = values[name] * MOVE_FACTOR if values[name] else 0.01
-        after = _outcome(template, check, moved)
-        if all(relative_difference(a, b) < 1e-9 for a, b in zip(after, before, strict=True)):
-            raise _Failed("answer_moves", f"the answer does not move when {name!r} moves by +10%")
+        if not any(_moves(template, check, values, before, name, factor) for factor in MOVE_FACTORS):
+            raise _Failed("answer_moves", f"the answer does not move when {name!r} moves by +10% or -10%")
+
+
+def _moves(template: Template, check: TemplateCheck, values: Mapping[str, float], before: tuple[float, ...],
+           name: str, factor: float) -> bool:
+    moved = dict(values)
+    moved[name] = values[name] * factor if values[name] else (factor - 1) / 10  # 0 moves to +-0.01
+    after = _outcome(template, check, moved)
+    return any(relative_difference(a, b) >= 1e-9 for a, b in zip(after, before, strict=True))
 
 
 def apply_edits(stem: str, template: Template, answer_text: str) -> str:
