@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import DATASET_NAMES, Question, load_dataset
 from cfa_lib.perturbation.formula import Formula, FormulaError, parse_formula
-from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers
+from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers, word_number
 from cfa_lib.perturbation.types import ExtractedParameter, FormulaExtraction, ParameterInfo, Verification
 from cfa_lib.perturbation.values import solve_for
 from cfa_lib.perturbation.verify import span_scale, verify_extraction
@@ -286,7 +286,8 @@ def _verify_parameters(question: Question, template: Template) -> Verification:
         occurrences = count_span(question.stem, spec.span)
         if occurrences == 0:
             raise _Failed("spans_in_question", f"span {spec.span!r} of parameter {spec.name!r} is not in the question")
-        numbers = find_numbers(spec.span)
+        word = word_number(spec.span, spec.value)
+        numbers = [word] if word is not None else find_numbers(spec.span)
         if len(numbers) > 1:
             raise _Failed("values_match_spans", f"span {spec.span!r} of {spec.name!r} holds {len(numbers)} numbers")
         text: NumberText | None = numbers[0] if numbers else None
@@ -315,7 +316,7 @@ def _verify_parameters(question: Question, template: Template) -> Verification:
 
 def _check_value(question: Question, template: Template, result: TemplateCheck) -> None:
     """Check 1 of the generator path (reused as is), then: no distractor within 0.5 % of the answer."""
-    verification = verify_extraction(question, template.extraction(), REL_TOL)
+    verification = verify_extraction(question, template.extraction(), REL_TOL, number_words=True)
     if not verification.ok:
         last = verification.trail[-1].name if verification.trail else "reproduces_answer"
         raise _Failed(last, verification.reason)
