@@ -406,3 +406,24 @@ def test_an_input_that_moves_the_answer_one_way_only_is_an_input(nrv, span, ok):
         assert (check.check, check.reason) == (
             "answer_moves", "the answer does not move when 'nrv' moves by +10% or -10%"
         )
+
+
+def test_a_count_written_as_a_word_is_a_template_input():
+    # easy_48: "a portfolio of five stocks": n(n - 1)/2 covariances; the count is perturbed as a word
+    question = next(q for q in load_dataset("easy") if q.id == "easy_48")
+    spec = {
+        "question_id": "easy_48",
+        "kind": "value",
+        "parameters": [P("n", 5, "count", "five stocks", "stocks")],
+        "formula": "n*(n - 1)/2",
+        "asked_quantity": "covariance terms",
+        "unit": "",
+    }
+    check = verify_template(question, template(spec))
+    assert check.ok, check.reason
+    (record,) = template_perturbations([question], {"easy_48": template(spec)}, levels=(1,), seed=0)
+    assert record.valid, record.reason
+    n = record.new_values["n"]
+    words = ["three", "four", "six", "seven"]
+    assert f"portfolio of {words[[3, 4, 6, 7].index(n)]} stocks" in record.question
+    assert only_number(record.choices[record.correct_letter]) == n * (n - 1) / 2
