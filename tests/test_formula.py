@@ -38,6 +38,56 @@ def test_functions_and_unary_signs():
     assert evaluate_formula("exp(r * t) - 1", {"r": 0.03, "t": 4}) == pytest.approx(math.exp(0.12) - 1)
 
 
+def test_ncdf_is_the_standard_normal_cdf():
+    assert evaluate_formula("ncdf(z)", {"z": 1.96}) == pytest.approx(0.9750, abs=5e-5)
+    assert evaluate_formula("ncdf(z)", {"z": 0}) == 0.5
+    assert evaluate_formula("ncdf(-z) + ncdf(z)", {"z": 1.2345}) == pytest.approx(1.0)
+    # easy_65: mean 7%, standard deviation 13%: P(return < 4%) is about 41% (choice B)
+    assert evaluate_formula("ncdf((t - mu)/sd)", {"t": 0.04, "mu": 0.07, "sd": 0.13}) == pytest.approx(0.4087, abs=1e-4)
+
+
+def test_irr_of_known_cash_flows():
+    assert evaluate_formula("irr(-c0, c1, c2)", {"c0": 100, "c1": 10, "c2": 110}) == pytest.approx(0.10, abs=1e-12)
+    assert evaluate_formula("irr(-c0, c1)", {"c0": 100, "c1": 100}) == pytest.approx(0.0, abs=1e-12)
+    assert evaluate_formula("irr(-c0, c1)", {"c0": 100, "c1": 50}) == pytest.approx(-0.5, abs=1e-12)
+    # easy_339: outlay 1,000, three year-end flows of 200 plus salvage of 700 at year 3: 11.03 %
+    value = evaluate_formula("irr(-c0, c, c, c + s)", {"c0": 1000, "c": 200, "s": 700})
+    npv = -1000 + 200 / (1 + value) + 200 / (1 + value) ** 2 + 900 / (1 + value) ** 3
+    assert value == pytest.approx(0.1103, abs=1e-4)
+    assert npv == pytest.approx(0.0, abs=1e-9)
+
+
+def test_bond_yield_to_maturity_by_irr_and_by_rate():
+    # easy_576: 20 years, 5% coupon paid semiannually, price 111 per 100: YTM 4.18 % (2 x per-period rate)
+    flows = ", ".join(["c"] * 39)
+    by_irr = evaluate_formula(f"2*irr(-p, {flows}, c + 100)", {"p": 111, "c": 2.5})
+    by_rate = evaluate_formula("2*rate(2*n, c, -p, 100)", {"p": 111, "c": 2.5, "n": 20})
+    assert by_irr == pytest.approx(0.041828, abs=1e-6)
+    assert by_rate == pytest.approx(by_irr, abs=1e-12)
+    # the price at that yield is the quoted price again
+    price = evaluate_formula("c*(1 - (1 + y/2)**-40)/(y/2) + 100*(1 + y/2)**-40", {"c": 2.5, "y": by_rate})
+    assert price == pytest.approx(111, abs=1e-9)
+    # a zero-coupon bond: (fv/pv)^(1/n) - 1; a par bond yields its coupon
+    assert evaluate_formula("rate(n, 0, -pv, fv)", {"n": 6, "pv": 500, "fv": 800}) == pytest.approx(
+        (800 / 500) ** (1 / 6) - 1, abs=1e-12
+    )
+    assert evaluate_formula("rate(10, 4, -100, 100)", {}) == pytest.approx(0.04, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("formula", "reason"),
+    [
+        ("irr(c0, c1)", "does not change sign"),  # all inflows: no rate
+        ("irr(-c0, 3*c0, -3*c0)", "does not change sign"),  # NPV < 0 at every rate
+        ("irr(-c0, 2.3*c0, -1.32*c0)", "changes sign more than once"),  # 10 % and 20 % both solve it
+        ("rate(10, 0, c0, c1)", "does not change sign"),  # pv and fv of the same sign
+    ],
+)
+def test_rate_solvers_refuse_no_root_or_several(formula, reason):
+    with pytest.raises(FormulaError, match=reason):
+        evaluate_formula(formula, {"c0": 100, "c1": 50})
+
+
 def test_parse_reports_used_names_and_reuses():
     formula = parse_formula("a * (1 + b)", ["a", "b", "unused"])
     assert formula.names == {"a", "b"}
@@ -87,6 +137,14 @@ def test_parse_reports_used_names_and_reuses():
         ("1" * 400 + " * x", "constant too large"),
         ("", "formula is empty"),
         ("x +", "not a valid expression"),
+        ("ncdf(x, x)", "ncdf takes 1..1 arguments"),
+        ("irr(x)", "irr takes 2..61 arguments"),
+        ("irr(" + ", ".join(["x"] * 62) + ")", "irr takes 2..61 arguments"),
+        ("rate(x, x, x)", "rate takes 4..4 arguments"),
+        ("irr(x - x, x - x)", "every cash flow is zero"),
+        ("rate(0, 1, -x, x)", "number of periods"),
+        ("rate(5000, 1, -x, x)", "number of periods"),
+        ("npv(x, x)", "function 'npv' is not allowed; use exp, log, sqrt, abs, min, max, ncdf, irr, rate"),
     ],
 )
 def test_hostile_or_broken_formulas_are_rejected_with_a_reason(formula, reason):
@@ -144,6 +202,9 @@ def _allowed(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
         st.tuples(st.sampled_from(["-", "+"]), children).map(lambda t: f"{t[0]}{t[1]}"),
         st.tuples(st.sampled_from(["exp", "log", "sqrt", "abs"]), children).map(lambda t: f"{t[0]}({t[1]})"),
         st.tuples(st.sampled_from(["min", "max"]), children, children).map(lambda t: f"{t[0]}({t[1]}, {t[2]})"),
+        children.map(lambda c: f"ncdf({c})"),
+        st.lists(children, min_size=2, max_size=4).map(lambda cs: f"irr({', '.join(cs)})"),
+        st.lists(children, min_size=4, max_size=4).map(lambda cs: f"rate({', '.join(cs)})"),
         children.map(lambda c: f"(1 + {c}) ** 1000"),
     )
 

@@ -10,7 +10,9 @@ import pytest
 from cfa_lib.data import Question
 from cfa_lib.perturbation.choices import rebuild_choices
 from cfa_lib.perturbation.number_text import find_numbers
+from cfa_lib.perturbation.verify import option_numbers
 from tests.perturb_cases import (
+    EASY_0,
     EASY_3,
     EASY_9,
     EASY_569,
@@ -72,3 +74,37 @@ def test_negative_options_keep_their_sign_character():
     choices, letter = rebuild_choices(question, options, -20.0, np.random.default_rng(0))
     assert choices[letter] == "–20.00%."
     assert sorted(choices.values()) == sorted(["–20.00%.", "–18.94%.", "21.12%."])
+
+
+EASY_414 = Question(
+    id="easy_414",
+    dataset="easy",
+    index=414,
+    stem="Jim White has sold short 100 shares of Super Stores at a price of $42 per share. He has also "
+    "simultaneously placed a “good-till-cancelled, stop 50, limit 55 buy” order. Excluding transaction costs, "
+    "what is the maximum possible loss that White can have?",
+    choices={"A": "$800.", "B": "$1,300.", "C": "Unlimited."},
+    answer="B",
+)
+
+
+def test_an_option_without_a_number_keeps_its_letter_and_text():
+    options = option_numbers(EASY_414)
+    assert not options.problem and set(options.numbers) == {"A", "B"}
+    letters = set()
+    for seed in range(12):
+        choices, letter = rebuild_choices(EASY_414, options.numbers, 2_100.0, np.random.default_rng(seed))
+        letters.add(letter)
+        assert choices["C"] == "Unlimited." and list(choices) == ["A", "B", "C"]
+        assert choices[letter] == "$2,100."
+        # the distractor keeps its gap ($800 is 38.5 % below $1,300) and, beside "$1,300.", groups thousands
+        other = ({"A", "B"} - {letter}).pop()
+        assert choices[other] in {"$1,292.", "$2,908."}
+    assert letters == {"A", "B"}
+
+
+def test_a_key_without_a_number_or_no_numeric_distractor_is_refused():
+    assert option_numbers(EASY_0).problem == "correct option C ('expected inflation.') carries no number"
+    words = Question(id="easy_1", dataset="easy", index=1, stem="Loss?", answer="A",
+                     choices={"A": "$800.", "B": "Unlimited.", "C": "None."})
+    assert option_numbers(words).problem == "no distractor carries a number"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -11,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from cfa_lib.data import DatasetError, load_dataset
+from cfa_lib.data import DatasetError, Question, load_dataset
 from cfa_lib.perturbation import load_templates, template_perturbations
 from cfa_lib.perturbation.build import perturb_question
 from cfa_lib.perturbation.from_template import perturb_decision
@@ -158,7 +159,7 @@ def test_key_with_a_distractor_within_half_a_percent_is_rejected():
         (
             {"formula": "2*((fv/pv)**(1/(2*6)) - 1) + 0*t"},
             "answer_moves",
-            "the answer does not move when 't' moves by +10%",
+            "the answer does not move when 't' moves by +10% or -10%",
         ),
     ],
 )
@@ -344,3 +345,85 @@ def test_cli_exits_non_zero_on_a_failing_template(tmp_path):
     assert report["failed"][0]["reason"].startswith("reproduces_answer: formula gives 0.0814837")
     table = _cli("--dataset", "easy", "--templates-dir", str(tmp_path))
     assert table.returncode == 1 and "FAILED easy_9: reproduces_answer" in table.stdout
+
+
+def test_a_distractor_without_a_number_is_kept_as_written():
+    # easy_414: max loss of a short sale capped by a stop-limit buy; option C is "Unlimited."
+    question = next(q for q in load_dataset("easy") if q.id == "easy_414")
+    spec = {
+        "question_id": "easy_414",
+        "kind": "value",
+        "parameters": [
+            P("shares", 100, "count", "100 shares", "shares sold short"),
+            P("price", 42, "amount", "$42", "short-sale price"),
+            P("limit", 55, "other", "limit 55", "limit price of the buy order"),
+        ],
+        "formula": "(limit - price)*shares",
+        "asked_quantity": "maximum loss",
+        "unit": "$",
+    }
+    check = verify_template(question, template(spec))
+    assert check.ok, check.reason
+    assert check.original_value == 1300 and set(check.verification.options) == {"A", "B"}
+    records = template_perturbations([question], {"easy_414": template(spec)}, levels=(1, 2), seed=0)
+    for record in records:
+        assert record.valid, record.reason
+        assert record.choices["C"] == "Unlimited." and record.correct_letter in {"A", "B"}
+        new = only_number(record.choices[record.correct_letter])
+        assert new == pytest.approx(record.new_answer_value, rel=0.005)
+
+
+LOWER_OF_COST_AND_NRV = Question(
+    id="easy_9001",
+    dataset="easy",
+    index=9001,
+    stem="Inventory cost £1,000,000 and its net realisable value is £1,050,000. It is reported at:",
+    choices={"A": "£900,000.", "B": "£1,000,000.", "C": "£1,050,000."},
+    answer="B",
+)
+
+
+@pytest.mark.parametrize(
+    ("nrv", "span", "ok"),
+    [
+        (1_050_000, "£1,050,000", True),  # NRV +10 % leaves cost binding, NRV -10 % binds: a real input
+        (3_000_000, "£3,000,000", False),  # NRV three times cost binds neither way (easy_217)
+    ],
+)
+def test_an_input_that_moves_the_answer_one_way_only_is_an_input(nrv, span, ok):
+    question = dataclasses.replace(LOWER_OF_COST_AND_NRV, stem=LOWER_OF_COST_AND_NRV.stem.replace("£1,050,000", span))
+    spec = {
+        "question_id": "easy_9001",
+        "kind": "value",
+        "parameters": [P("cost", 1_000_000, "amount", "£1,000,000"), P("nrv", nrv, "amount", span)],
+        "formula": "min(cost, nrv)",
+        "asked_quantity": "inventory carrying amount",
+        "unit": "£",
+    }
+    check = verify_template(question, template(spec))
+    assert check.ok is ok
+    if not ok:
+        assert (check.check, check.reason) == (
+            "answer_moves", "the answer does not move when 'nrv' moves by +10% or -10%"
+        )
+
+
+def test_a_count_written_as_a_word_is_a_template_input():
+    # easy_48: "a portfolio of five stocks": n(n - 1)/2 covariances; the count is perturbed as a word
+    question = next(q for q in load_dataset("easy") if q.id == "easy_48")
+    spec = {
+        "question_id": "easy_48",
+        "kind": "value",
+        "parameters": [P("n", 5, "count", "five stocks", "stocks")],
+        "formula": "n*(n - 1)/2",
+        "asked_quantity": "covariance terms",
+        "unit": "",
+    }
+    check = verify_template(question, template(spec))
+    assert check.ok, check.reason
+    (record,) = template_perturbations([question], {"easy_48": template(spec)}, levels=(1,), seed=0)
+    assert record.valid, record.reason
+    n = record.new_values["n"]
+    words = ["three", "four", "six", "seven"]
+    assert f"portfolio of {words[[3, 4, 6, 7].index(n)]} stocks" in record.question
+    assert only_number(record.choices[record.correct_letter]) == n * (n - 1) / 2

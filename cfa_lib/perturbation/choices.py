@@ -30,12 +30,14 @@ def rebuild_choices(
     stay sorted with the correct one at its new letter; an out-of-order option would give it away.
     Each option keeps its own format (currency, separators, decimals, %, trailing words such as
     " compounded semiannually."), or all use `template` (level 3, where the answer is an input).
-    Decimals grow (up to +4) if rounding would merge options.
+    Decimals grow (up to +4) if rounding would merge options. An option without a number (a distractor
+    "Unlimited.", absent from `options`) keeps its letter and text; the numeric options share the others.
     """
     correct = options[question.answer]
-    letters = list(question.choices)
+    letters = [letter for letter in question.choices if letter in options]
+    numeric_distractors = [letter for letter in question.distractors if letter in options]
     correct_letter = letters[int(rng.integers(len(letters)))]
-    ratios = {letter: options[letter].number / correct.number for letter in question.distractors}
+    ratios = {letter: options[letter].number / correct.number for letter in numeric_distractors}
     order = _ordering({letter: options[letter].number for letter in letters})
     if order and all(ratio > 0 for ratio in ratios.values()):
         rank = letters.index(correct_letter)
@@ -47,11 +49,12 @@ def rebuild_choices(
         letter: new_correct_number * ratio for letter, ratio in ratios.items()
     }
     period = _trailing_period(list(question.choices.values()))
+    group = any(options[letter].grouped for letter in letters)  # one option "$1,300.": every option groups
 
     def write(letter: str, extra: int) -> str:
         style = template or options[letter]
         decimals = (style.decimals if template is None else _level3_decimals(style)) + extra
-        text = style.write(new_numbers[letter], decimals, keep_lead=template is None)
+        text = style.write(new_numbers[letter], decimals, keep_lead=template is None, group=group)
         if template is not None:
             text = text[: len(text) - len(style.suffix)] + style.unit
         text = text.rstrip()
@@ -69,14 +72,20 @@ def rebuild_choices(
     if order and len(set(new_numbers.values())) == len(new_numbers):
         roles = sorted(new_numbers, key=lambda role: new_numbers[role], reverse=order == "descending")
         if roles.index(question.answer) == letters.index(correct_letter):
-            return {letter: texts[role] for letter, role in zip(letters, roles, strict=True)}, correct_letter
+            rebuilt = {letter: texts[role] for letter, role in zip(letters, roles, strict=True)}
+            return _with_unnumbered(question, rebuilt), correct_letter
     # unsorted originals (or mixed signs): distractors fill the other letters in their original order
-    distractors = list(question.distractors)
+    distractors = list(numeric_distractors)
     if order:
         distractors.sort(key=lambda role: new_numbers[role], reverse=order == "descending")
     free = [letter for letter in letters if letter != correct_letter]
     choices = {correct_letter: texts[question.answer]} | dict(zip(free, (texts[d] for d in distractors), strict=True))
-    return {letter: choices[letter] for letter in letters}, correct_letter
+    return _with_unnumbered(question, choices), correct_letter
+
+
+def _with_unnumbered(question: Question, rebuilt: Mapping[str, str]) -> dict[str, str]:
+    """All options in the question's letter order: the rebuilt numeric ones, the others as written."""
+    return {letter: rebuilt.get(letter, text) for letter, text in question.choices.items()}
 
 
 def _ordering(numbers: Mapping[str, float]) -> Literal["ascending", "descending", None]:

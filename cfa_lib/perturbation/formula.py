@@ -5,6 +5,15 @@ types (numbers, parameter names, ``+ - * / **``, unary signs, and calls to a few
 functions). Nothing is ever handed to ``eval``/``exec``/``compile``. Every intermediate value is a
 finite float of bounded magnitude, exponents are bounded, and evaluation has a wall-time budget,
 so a hostile formula costs microseconds and ends in a :class:`FormulaError` with a readable reason.
+
+Functions: ``exp log sqrt abs min max``; ``ncdf(x)``, the standard normal CDF (probabilities of a
+normal return); ``irr(c0, c1, ..., cn)``, the per-period rate at which the cash flows c_t at
+t = 0..n have zero present value (a project's IRR; a bond's per-period yield is
+``irr(-price, c, ..., c + face)``); ``rate(n, pmt, pv, fv)``, a financial calculator's I/Y: the
+per-period rate r with pv + pmt (1 - (1+r)^-n)/r + fv (1+r)^-n = 0 (a bond's per-period yield is
+``rate(periods, coupon, -price, face)``). The two rate solvers search (-99 %, 1000 %) per period and
+refuse cash flows whose present value does not change sign there, or changes sign more than once
+(no rate, or several).
 """
 
 from __future__ import annotations
@@ -46,6 +55,80 @@ def _exp(x: float) -> float:
     return math.exp(x)
 
 
+def _ncdf(x: float) -> float:
+    """The standard normal cumulative distribution function, P(Z <= x)."""
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+RATE_LOW, RATE_HIGH = -0.99, 10.0  # the per-period rates the solvers search: -99 % to 1000 %
+_GRID_POINTS = 400  # sign changes are looked for on this grid, even in log(1 + r)
+MAX_RATE_PERIODS = 1200  # rate(n, ...): a monthly loan over 100 years at most
+MAX_IRR_CASH_FLOWS = 61  # irr(c0, ..., c60): a 30-year semiannual bond
+_RANGE = "(-99%, 1000%)"
+
+
+def _solve_rate(value_at: Callable[[float], float], what: str) -> float:
+    """The one r in (RATE_LOW, RATE_HIGH) where `value_at(r)` (a present value, or any positive multiple of
+    it) is zero; bisection between the grid points around the single sign change."""
+    span = math.log1p(RATE_HIGH) - math.log1p(RATE_LOW)
+    grid = [math.expm1(math.log1p(RATE_LOW) + span * i / _GRID_POINTS) for i in range(_GRID_POINTS + 1)]
+    values = [value_at(r) for r in grid]
+    roots = [r for r, v in zip(grid, values, strict=True) if v == 0]
+    changes = [i for i in range(_GRID_POINTS) if values[i] * values[i + 1] < 0]
+    found = len(roots) + len(changes)
+    if found == 0:
+        raise FormulaError(f"{what}: the present value does not change sign for rates in {_RANGE}; no rate solves it")
+    if found > 1:
+        raise FormulaError(f"{what}: the present value changes sign more than once for rates in {_RANGE}; not unique")
+    if roots:
+        return roots[0]
+    low, high = grid[changes[0]], grid[changes[0] + 1]
+    f_low = values[changes[0]]
+    for _ in range(200):
+        middle = (low + high) / 2
+        if middle in (low, high):
+            break
+        f_middle = value_at(middle)
+        if f_middle == 0:
+            return middle
+        if (f_middle < 0) == (f_low < 0):
+            low, f_low = middle, f_middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def _irr(*cash_flows: float) -> float:
+    """The per-period IRR of cash flows c0 (now), c1, ..., cn (one per period)."""
+    if not any(cash_flows):
+        raise FormulaError("irr: every cash flow is zero")
+    n = len(cash_flows) - 1
+
+    def value_at(r: float) -> float:
+        # NPV for r >= 0; NPV (1+r)^n for r < 0, which has the same sign and no overflow near -99 %
+        if r >= 0:
+            return math.fsum(c * (1 + r) ** -t for t, c in enumerate(cash_flows))
+        return math.fsum(c * (1 + r) ** (n - t) for t, c in enumerate(cash_flows))
+
+    return _solve_rate(value_at, "irr")
+
+
+def _rate(n: float, pmt: float, pv: float, fv: float) -> float:
+    """A financial calculator's I/Y: the per-period r with pv + pmt (1 - (1+r)^-n)/r + fv (1+r)^-n = 0."""
+    if not 0 < n <= MAX_RATE_PERIODS:
+        raise FormulaError(f"rate: the number of periods must be in (0, {MAX_RATE_PERIODS}], got {n:g}")
+
+    def value_at(r: float) -> float:
+        growth = math.log1p(r)
+        if r >= 0:  # the present value
+            annuity = n if r == 0 else -math.expm1(-n * growth) / r
+            return pv + pmt * annuity + fv * math.exp(-n * growth)
+        # r < 0: the future value, the present value times (1+r)^n > 0
+        return pv * math.exp(n * growth) + pmt * math.expm1(n * growth) / r + fv
+
+    return _solve_rate(value_at, "rate")
+
+
 # name -> (function, minimum number of arguments, maximum number of arguments)
 FUNCTIONS: dict[str, tuple[Callable[..., float], int, int]] = {
     "exp": (_exp, 1, 1),
@@ -54,7 +137,11 @@ FUNCTIONS: dict[str, tuple[Callable[..., float], int, int]] = {
     "abs": (abs, 1, 1),
     "min": (min, 2, 16),
     "max": (max, 2, 16),
+    "ncdf": (_ncdf, 1, 1),
+    "irr": (_irr, 2, MAX_IRR_CASH_FLOWS),
+    "rate": (_rate, 4, 4),
 }
+FUNCTION_LIST = ", ".join(FUNCTIONS)
 
 _BINARY_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 _NODE_DESCRIPTIONS = {
@@ -163,9 +250,9 @@ def _check_node(node: ast.AST, names: set[str], used: set[str]) -> None:
         return
     if isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name):
-            raise FormulaError("only direct calls to exp, log, sqrt, min, max, abs are allowed")
+            raise FormulaError(f"only direct calls to {FUNCTION_LIST} are allowed")
         if node.func.id not in FUNCTIONS:
-            raise FormulaError(f"function {node.func.id!r} is not allowed; use exp, log, sqrt, min, max, abs")
+            raise FormulaError(f"function {node.func.id!r} is not allowed; use {FUNCTION_LIST}")
         if node.keywords:
             raise FormulaError("keyword arguments are not allowed")
         _, low, high = FUNCTIONS[node.func.id]

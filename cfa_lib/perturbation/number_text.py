@@ -4,6 +4,10 @@
 (currency, separators, decimals, "%", " million", trailing words) so that a perturbation can write a
 new value exactly the way the original was written, and replace one span without touching "17%" when
 it changes "7%".
+
+A count written as a word ("a portfolio of five stocks") is a number too when a span holds no digits and
+the word is the value (`word_number`): it is written back as a word ("seven stocks", "Seven" at the start
+of a sentence), for whole numbers up to twenty (`NumberText.writable`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,15 @@ _MULTIPLIERS = (
 )
 
 
+NUMBER_WORDS = (
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
+)
+_UNITS = "|".join(NUMBER_WORDS[1:10])
+# a whole word, not part of a compound ("twenty-five" is neither twenty nor five)
+_NUMBER_WORD = re.compile(rf"(?<![\w-])(?P<word>{'|'.join(NUMBER_WORDS)})(?![\w]|-(?:{_UNITS})\b)", re.I)
+
+
 @dataclass(frozen=True)
 class NumberText:
     """One number inside a piece of text (an option or a span), with what it takes to write another."""
@@ -36,6 +49,11 @@ class NumberText:
     digits: str
     suffix: str  # text after the digits
     number: float  # signed, as written ("7%" -> 7.0)
+    word: bool = False  # written as a word ("five"; `digits` holds the word as written)
+
+    def writable(self, number: float) -> bool:
+        """Whether `number` can be written in this style (a word: a whole number from zero to twenty)."""
+        return not self.word or (float(number).is_integer() and 0 <= number < len(NUMBER_WORDS))
 
     @property
     def decimals(self) -> int:
@@ -76,13 +94,25 @@ class NumberText:
                 return match.group(0)
         return ""
 
-    def write(self, number: float, decimals: int | None = None, keep_lead: bool = True) -> str:
-        """`number` in this text's style: currency, sign, separators, decimals, surrounding words."""
+    def write(self, number: float, decimals: int | None = None, keep_lead: bool = True, group: bool = False) -> str:
+        """`number` in this text's style: currency, sign, separators, decimals, surrounding words.
+
+        Thousands are grouped when this text groups them, from 10,000 up, or with `group` from 1,000 up
+        (options written "$800." and "$1,300." rebuilt as "$1,477." beside "$2,400.", not "$1477.")."""
+        if self.word:
+            if not self.writable(number):
+                raise ValueError(f"{number:g} cannot be written as a number word like {self.digits!r}")
+            word = NUMBER_WORDS[int(number)]
+            if self.digits.isupper() and len(self.digits) > 1:
+                word = word.upper()
+            elif self.digits[0].isupper():
+                word = word.capitalize()
+            return f"{self.lead if keep_lead else ''}{word}{self.suffix}"
         places = self.decimals if decimals is None else decimals
         if decimals is None:  # a drawn value such as 8.5 for "7%" needs one more place than written
             while places < self.decimals + 2 and not math.isclose(round(number, places), number, abs_tol=1e-9):
                 places += 1
-        grouped = self.grouped or abs(number) >= 10_000
+        grouped = self.grouped or abs(number) >= 10_000 or (group and abs(number) >= 1_000)
         digits = f"{abs(number):{',' if grouped else ''}.{places}f}"
         sign = "" if round(number, places) >= 0 else (self.sign or "-")
         return f"{self.lead if keep_lead else ''}{sign}{self.currency}{digits}{self.suffix}"
@@ -105,6 +135,34 @@ def find_numbers(text: str) -> list[NumberText]:
             )
         )
     return found
+
+
+def find_number_words(text: str) -> list[NumberText]:
+    """Every number word in `text` ("five", "Two"), as `NumberText` with `word` set."""
+    return [
+        NumberText(
+            lead=text[: match.start()],
+            sign="",
+            currency="",
+            digits=match["word"],
+            suffix=text[match.end() :],
+            number=float(NUMBER_WORDS.index(match["word"].lower())),
+            word=True,
+        )
+        for match in _NUMBER_WORD.finditer(text)
+    ]
+
+
+def word_number(span: str, value: float) -> NumberText | None:
+    """The number word of a span without digits ("five stocks") when it is the only one and equals `value`.
+
+    A span whose word is not the value ("five-year" for 10 half-years) stays a span without a number, as
+    before number words were read: the template or extraction uses it as a fixed convention.
+    """
+    if find_numbers(span):
+        return None
+    words = find_number_words(span)
+    return words[0] if len(words) == 1 and words[0].number == value else None
 
 
 def single_number(text: str) -> NumberText | None:

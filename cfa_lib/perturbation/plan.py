@@ -58,7 +58,7 @@ def plan_perturbation(
 
     options = verification.options
     correct = options[question.answer]
-    gaps = [relative_difference(options[d].number, correct.number) for d in question.distractors]
+    gaps = [relative_difference(options[d].number, correct.number) for d in question.distractors if d in options]
     needed = max(min(gaps), 0.01)
     original_answer = verification.original_answer_value
     assert original_answer is not None

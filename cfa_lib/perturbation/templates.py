@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import DATASET_NAMES, Question, load_dataset
 from cfa_lib.perturbation.formula import Formula, FormulaError, parse_formula
-from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers
+from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers, word_number
 from cfa_lib.perturbation.types import ExtractedParameter, FormulaExtraction, ParameterInfo, Verification
 from cfa_lib.perturbation.values import solve_for
 from cfa_lib.perturbation.verify import span_scale, verify_extraction
@@ -29,7 +29,7 @@ from cfa_lib.results import PROJECT_ROOT
 
 TEMPLATES_DIR_ENV = "CFA_TEMPLATES_DIR"
 REL_TOL = 0.005  # reproduce the key within 0.5 %; no distractor within 0.5 %; decisions keep a 0.5 % margin
-MOVE_FACTOR = 1.1  # every input, moved by +10 %, must move the answer
+MOVE_FACTORS = (1.1, 0.9)  # every input, moved by +10 % or by -10 %, must move the answer
 ROUND_TRIP_TOL = 1e-6
 Unit = Literal["$", "€", "£", "¥", "%", "x", "years", ""]
 
@@ -267,7 +267,8 @@ def _verify_parameters(question: Question, template: Template) -> Verification:
         occurrences = count_span(question.stem, spec.span)
         if occurrences == 0:
             raise _Failed("spans_in_question", f"span {spec.span!r} of parameter {spec.name!r} is not in the question")
-        numbers = find_numbers(spec.span)
+        word = word_number(spec.span, spec.value)
+        numbers = [word] if word is not None else find_numbers(spec.span)
         if len(numbers) > 1:
             raise _Failed("values_match_spans", f"span {spec.span!r} of {spec.name!r} holds {len(numbers)} numbers")
         text: NumberText | None = numbers[0] if numbers else None
@@ -296,13 +297,15 @@ def _verify_parameters(question: Question, template: Template) -> Verification:
 
 def _check_value(question: Question, template: Template, result: TemplateCheck) -> None:
     """Check 1 of the generator path (reused as is), then: no distractor within 0.5 % of the answer."""
-    verification = verify_extraction(question, template.extraction(), REL_TOL)
+    verification = verify_extraction(question, template.extraction(), REL_TOL, number_words=True)
     if not verification.ok:
         last = verification.trail[-1].name if verification.trail else "reproduces_answer"
         raise _Failed(last, verification.reason)
     output = verification.original_answer_value
     assert output is not None
     for letter in question.distractors:
+        if letter not in verification.options:  # a distractor without a number ("Unlimited.")
+            continue
         number = verification.options[letter]
         if any(relative_difference(output, number.number * scale) <= REL_TOL for scale in number.scales):
             raise _Failed(
@@ -395,7 +398,9 @@ def _outcome(template: Template, check: TemplateCheck, values: Mapping[str, floa
 
 
 def _check_moves(template: Template, check: TemplateCheck) -> None:
-    """Rule 3: every stated input (derived givens follow the others) moves the answer when it moves +10 %."""
+    """Rule 3: every stated input (derived givens follow the others) moves the answer when it moves by +10 %
+    or, failing that, by -10 %: an input that binds in one direction only (the NRV in min(cost, NRV) just
+    above cost) is a real input, since draws move inputs both ways; one that moves it neither way is not."""
     verification = check.verification
     assert verification is not None
     values = verification.values()
@@ -403,11 +408,16 @@ def _check_moves(template: Template, check: TemplateCheck) -> None:
     for name in verification.used:
         if name in verification.derived:
             continue
-        moved = dict(values)
-        moved[name] = values[name] * MOVE_FACTOR if values[name] else 0.01
-        after = _outcome(template, check, moved)
-        if all(relative_difference(a, b) < 1e-9 for a, b in zip(after, before, strict=True)):
-            raise _Failed("answer_moves", f"the answer does not move when {name!r} moves by +10%")
+        if not any(_moves(template, check, values, before, name, factor) for factor in MOVE_FACTORS):
+            raise _Failed("answer_moves", f"the answer does not move when {name!r} moves by +10% or -10%")
+
+
+def _moves(template: Template, check: TemplateCheck, values: Mapping[str, float], before: tuple[float, ...],
+           name: str, factor: float) -> bool:
+    moved = dict(values)
+    moved[name] = values[name] * factor if values[name] else (factor - 1) / 10  # 0 moves to +-0.01
+    after = _outcome(template, check, moved)
+    return any(relative_difference(a, b) >= 1e-9 for a, b in zip(after, before, strict=True))
 
 
 def apply_edits(stem: str, template: Template, answer_text: str) -> str:

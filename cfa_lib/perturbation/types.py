@@ -116,7 +116,8 @@ class PerturbationRecord:
 
 @dataclass
 class OptionNumbers:
-    """The number in every option, or why the question cannot be perturbed numerically."""
+    """The number in every option that has one (a distractor may have none), or why the question cannot be
+    perturbed numerically."""
 
     numbers: dict[str, NumberText]
     problem: str = ""

@@ -50,6 +50,10 @@ def draw_number(info: ParameterInfo, rng: np.random.Generator) -> float | None:
     original = info.text.number
     if info.spec.kind == "count":
         new = float(max(1, round(proposal)))
+        if not info.text.writable(new):  # "five stocks" may become "seven stocks", not "21 stocks"
+            return None
+        if info.text.word and original > 1 and new < 2:  # "two stocks" never becomes "one stocks"
+            return None
     elif info.spec.kind == "rate":  # "7%" moves in whole points ("8%"), "2%" in half points, "2.50%" in hundredths
         new = _round_rate(proposal, info.text.decimals, half=10.0**-info.text.decimals > 0.25 * abs(original))
         if not 0 < _as_fraction(info, new) < 1:

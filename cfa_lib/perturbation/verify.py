@@ -13,27 +13,38 @@ from cfa_lib.answers import numeric_key
 from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import Question
 from cfa_lib.perturbation.formula import FormulaError, parse_formula
-from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers, single_number
+from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers, single_number, word_number
 from cfa_lib.perturbation.types import Check, FormulaExtraction, OptionNumbers, ParameterInfo, Verification
 
 
 def option_numbers(question: Question) -> OptionNumbers:
+    """The one number of the key and of each numeric distractor.
+
+    A distractor without any number ("Unlimited.") is left out: it is kept as written in every
+    perturbation, can never be within tolerance of a new answer, and stays a wrong answer the way it
+    was. The key must carry one number, and so must at least one distractor (the gaps between the
+    numbers are what the rebuilt options keep).
+    """
     numbers: dict[str, NumberText] = {}
     letters = [question.answer] + [letter for letter in question.choices if letter != question.answer]
     for letter in letters:
         text = question.choices[letter]
         found = find_numbers(text)
         role = "correct option" if letter == question.answer else "option"
+        if not found and letter != question.answer:
+            continue
         if not found:
             return OptionNumbers({}, f"{role} {letter} ({text!r}) carries no number")
         if len(found) > 1:
             return OptionNumbers({}, f"{role} {letter} ({text!r}) carries more than one number")
         numbers[letter] = found[0]
+    if len(numbers) == 1:
+        return OptionNumbers({}, "no distractor carries a number")
     if numbers[question.answer].number == 0:
         return OptionNumbers({}, f"correct option {question.answer} is zero; relative gaps are undefined")
     if numeric_key(question.choices, question.answer) is None:  # the experiment could not grade it by number
         return OptionNumbers({}, f"correct option {question.answer} ({question.correct_text!r}) is not a numeric key")
-    return OptionNumbers({letter: numbers[letter] for letter in question.choices})
+    return OptionNumbers({letter: numbers[letter] for letter in question.choices if letter in numbers})
 
 
 def span_scale(value: float, text: NumberText) -> float | None:
@@ -42,12 +53,15 @@ def span_scale(value: float, text: NumberText) -> float | None:
     return matching[-1] if matching else None
 
 
-def verify_extraction(question: Question, extraction: FormulaExtraction, rel_tol: float = 0.005) -> Verification:
+def verify_extraction(
+    question: Question, extraction: FormulaExtraction, rel_tol: float = 0.005, number_words: bool = False
+) -> Verification:
     """Check 1: with the original values the formula reproduces the correct option within `rel_tol`.
 
     Also checks that every span is in the question and that each value matches its span, and that
     stated values given as `derived_from` formulas are reproduced. A rate answer is compared
-    percent-aware: option "8.0%" matches formula output 0.0798 (and 7.98).
+    percent-aware: option "8.0%" matches formula output 0.0798 (and 7.98). With `number_words` (hand-written
+    templates), a span without digits whose one number word is the value ("five stocks", 5) is that number.
     """
     trail: list[Check] = []
 
@@ -84,6 +98,8 @@ def verify_extraction(question: Question, extraction: FormulaExtraction, rel_tol
             return fail("not_verifiable", "values_match_spans", f"parameter {spec.name!r} is not finite")
         occurrences = count_span(question.stem, spec.span) if spec.span else 0
         text = single_number(spec.span) if spec.span else None
+        if text is None and number_words and spec.span:
+            text = word_number(spec.span, spec.value)
         # a convention may be named only by the correct option ("8.0% compounded semiannually."); a number
         # taken from the option would let the formula return the answer itself
         in_option = text is None and count_span(question.correct_text, spec.span)
