@@ -83,7 +83,10 @@ PERTURB_EXTRACTION_SYSTEM = (
     "  derived_from: empty, unless the question states a number that is itself computed from other "
     "parameters (e.g. a given PV of an ordinary annuity); then the formula that computes it from them.\n"
     "- formula: one expression over the parameter names that computes the asked quantity, using only "
-    "numbers, + - * / **, parentheses and exp, log, sqrt, min, max, abs. When the answer is a percentage, "
+    "numbers, + - * / **, parentheses and exp, log, sqrt, min, max, abs, ncdf(x) (the standard normal CDF), "
+    "irr(c0, c1, ..., cn) (the per-period IRR of cash flows now and at the end of each period) and "
+    "rate(n, pmt, pv, fv) (a calculator's per-period I/Y, pv negative for a price paid). "
+    "When the answer is a percentage, "
     "the formula returns a decimal fraction (8.0% -> 0.08).\n"
     '- asked_quantity: what the question asks for; unit: the unit of the answer ("$", "%", "years").'
 )

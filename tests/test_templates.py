@@ -427,3 +427,20 @@ def test_a_count_written_as_a_word_is_a_template_input():
     words = ["three", "four", "six", "seven"]
     assert f"portfolio of {words[[3, 4, 6, 7].index(n)]} stocks" in record.question
     assert only_number(record.choices[record.correct_letter]) == n * (n - 1) / 2
+
+
+def test_a_probability_never_gets_an_option_above_100_percent():
+    """easy_64 (P(8% < R < 11%) with sd 14%, options 8.5% / 14.8% / 58.3%): without its range, seed 0 at
+    level 1 rebuilt a distractor "113.8%." beside the key 16.6%; with answer_range [0, 1] it draws again."""
+    question = {q.id: q for q in load_dataset("easy")}["easy_64"]
+    shipped = load_templates("easy")["easy_64"]
+    assert shipped.answer_range == (0, 1)
+    for tmpl, highest in ((shipped, 1.0), (shipped.model_copy(update={"answer_range": None}), 1.138)):
+        record, = template_perturbations([question], {"easy_64": tmpl}, levels=(1,), seed=0)
+        assert record.status == "valid"
+        values = [float(text.rstrip(".%")) / 100 for text in record.choices.values()]
+        assert max(values) <= highest
+    out_of_range = shipped.model_copy(update={"answer_range": (0.5, 1)})
+    check = verify_template(question, out_of_range)
+    assert (check.ok, check.check) == (False, "answer_range")
+    assert check.reason == "formula gives 0.0848379, outside the answer's range [0.5, 1]"

@@ -36,6 +36,8 @@ CATEGORIES = {
     "does not move": "an answer that does not move with its inputs",
     "words": "inputs written only as words",
     "statements": "a choice between statements, not a computed quantity",
+    "words decide": "a fact stated in words decides the key, not the numbers",
+    "boundary": "the deciding value sits on a decision boundary",
 }
 
 _DIGIT = re.compile(r"\d")

@@ -100,7 +100,7 @@ def _perturb(
     verification = check.verification
     assert verification is not None
     if level in (1, 2):
-        item = plan_perturbation(question, verification, level, seed, record)
+        item = plan_perturbation(question, verification, level, seed, record, template.answer_range)
         if not isinstance(item, Plan):
             return item
         try:

@@ -8,6 +8,7 @@ question text, and the spans its rewrite will be checked against.
 
 from __future__ import annotations
 
+import copy
 import zlib
 from collections.abc import Mapping, Sequence
 
@@ -18,7 +19,7 @@ from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import Question
 from cfa_lib.perturbation.choices import rebuild_choices
 from cfa_lib.perturbation.formula import FormulaError
-from cfa_lib.perturbation.number_text import NumberText, count_span
+from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers
 from cfa_lib.perturbation.records import finish
 from cfa_lib.perturbation.templates import REL_TOL
 from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan, Verification
@@ -35,9 +36,17 @@ def _rng(seed: int, question_id: str, level: int) -> np.random.Generator:
 
 
 def plan_perturbation(
-    question: Question, verification: Verification, level: int, seed: int, record: PerturbationRecord
+    question: Question,
+    verification: Verification,
+    level: int,
+    seed: int,
+    record: PerturbationRecord,
+    answer_range: tuple[float | None, float | None] | None = None,
 ) -> Plan | PerturbationRecord:
-    """Settle new values, the new answer and the choices; return a finished record if that is impossible."""
+    """Settle new values, the new answer and the choices; return a finished record if that is impossible.
+
+    With `answer_range` (a probability's [0, 1]), a draw whose rebuilt options leave the range ("113.8%"
+    for a probability would give the key away) is drawn again."""
     assert verification.ok and verification.formula is not None
     rng = _rng(seed, question.id, level)
     record.trail.extend(verification.trail)
@@ -83,7 +92,9 @@ def plan_perturbation(
         old_spans, new_spans = _changed_spans(verification, names, new_numbers, values)  # type: ignore[arg-type]
         # a new value that is already written in the question would make the text checks ambiguous
         if len(set(new_spans)) == len(new_spans) and not any(count_span(question.stem, s) for s in new_spans):
-            break
+            if answer_range is None or _options_in_range(question, options, answer, verification.answer_scale,
+                                                         copy.deepcopy(rng), answer_range):
+                break
     else:
         return finish(
             record,
@@ -107,6 +118,19 @@ def plan_perturbation(
     changes = "\n".join(f"- {old!r} becomes {new!r}" for old, new in zip(old_spans, new_spans, strict=True))
     prompt = PERTURB_REWRITE_CHANGE_USER.format(stem=question.stem, changes=changes)
     return Plan(record, old_spans, new_spans, kept, prompt)
+
+
+def _options_in_range(question: Question, options: Mapping[str, NumberText], answer: float, scale: float,
+                      rng: np.random.Generator, answer_range: tuple[float | None, float | None]) -> bool:
+    """Whether the choices rebuilt for `answer` (with a copy of the generator the rebuild will use) all lie
+    in `answer_range`."""
+    low, high = answer_range
+    try:
+        choices, _ = rebuild_choices(question, options, answer / scale, rng)
+    except ValueError:
+        return True  # the rebuild itself will reject the item, with its own reason
+    values = [found[0].number * scale for text in choices.values() if (found := find_numbers(text))]
+    return all((low is None or v >= low) and (high is None or v <= high) for v in values)
 
 
 def _fits_key_precision(key: NumberText, number: float) -> bool:

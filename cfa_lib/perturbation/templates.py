@@ -115,6 +115,7 @@ class Template(_Strict):
     unit: Unit
     level3: Level3 | None = None
     decision: Decision | None = None
+    answer_range: tuple[Bound, Bound] | None = None  # what the answer can be, as the formula gives it: [0, 1]
     note: str = ""
 
     @model_validator(mode="after")
@@ -313,6 +314,9 @@ def _check_value(question: Question, template: Template, result: TemplateCheck) 
                 f"formula gives {output:.6g}, within {REL_TOL:.1%} of distractor {letter} "
                 f"({question.choices[letter]!r})",
             )
+    low, high = template.answer_range or (None, None)
+    if (low is not None and output < low) or (high is not None and output > high):
+        raise _Failed("answer_range", f"formula gives {output:.6g}, outside the answer's range [{low}, {high}]")
     result.verification = verification  # check 1's options and answer scale are needed later
     result.original_key = question.answer
     result.original_value = output
