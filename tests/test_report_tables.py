@@ -183,3 +183,17 @@ def test_top_level_load_results_reads_any_file_by_its_experiment():
     assert data["recomputed_as_published"]["level_distribution"] == {"exact": 431, "directional": 230,
                                                                       "incorrect": 371}
     assert data["recomputed_summary"]["n_graded"] == 993
+
+
+def test_counterfactual_reach_splits_the_study_perturbations_by_the_census(tmp_path):
+    """gpt-4o-mini's imported run: 702 level-1 perturbations called valid, 261 of which changed nothing;
+    of the other 441, 256 fell on questions with no number and 66 on numbers that decide nothing."""
+    table = tables.counterfactual_reach(report_runs.collect_all(tmp_path, include_reference=True))
+    study = table["gpt-4o-mini, original study"]
+    assert study["level-1 perturbations called valid"] == 702
+    assert study["  changed nothing"] == 261
+    assert [study[f"  unchecked, on a question {kind}"] for kind in
+            ("with no number", "whose numbers decide nothing", "with a computation")] == [256, 66, 119]
+    assert study["new answer computed and verified by code"] == 0
+    ours = table["this toolkit, verified templates (seed 0)"]
+    assert ours["new answer computed and verified by code"] == ours["level-1 perturbations called valid"] >= 89

@@ -30,7 +30,7 @@ def test_a_question_in_two_classes_is_refused_by_name(tmp_path):
     _write(tmp_path, "easy_without_template.jsonl",
            [{"question_id": "easy_3", "category": "distractor", "reason": "a distractor within 0.5 %"}])
     _write(tmp_path, "easy_not_computational.jsonl", [{"question_id": "easy_3", "reason": "a concept"}])
-    with pytest.raises(TemplateError, match="easy_3 has without_template and is in not_computational"):
+    with pytest.raises(TemplateError, match="easy_3 is without template and not computational at once"):
         dataset_census("easy", tmp_path)
 
 

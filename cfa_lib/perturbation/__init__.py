@@ -22,18 +22,32 @@ The prompts live in `cfa_lib.prompts` (PERTURB_*). The experiment needs only the
 """
 
 from cfa_lib.perturbation.build import build_perturbations
-from cfa_lib.perturbation.census import dataset_census, reviewed_without_template, valid_per_level
+from cfa_lib.perturbation.census import (
+    NO_NUMBER,
+    NOT_COMPUTATIONAL,
+    TEMPLATED,
+    WITHOUT_TEMPLATE,
+    dataset_census,
+    question_classes,
+    reviewed_without_template,
+    valid_per_level,
+)
 from cfa_lib.perturbation.from_template import template_perturbations
 from cfa_lib.perturbation.records import coverage_counts
 from cfa_lib.perturbation.templates import load_templates, template_coverage
 from cfa_lib.perturbation.types import PerturbationRecord
 
 __all__ = [
+    "NOT_COMPUTATIONAL",
+    "NO_NUMBER",
+    "TEMPLATED",
+    "WITHOUT_TEMPLATE",
     "PerturbationRecord",
     "build_perturbations",
     "coverage_counts",
     "dataset_census",
     "load_templates",
+    "question_classes",
     "reviewed_without_template",
     "template_coverage",
     "template_perturbations",

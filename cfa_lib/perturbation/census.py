@@ -89,33 +89,52 @@ def reviewed_without_template(dataset: str, directory: Path | str | None = None)
     return {question_id: item["reason"] for question_id, item in read_reasons(path, categorised=True).items()}
 
 
-def dataset_census(dataset: str, directory: Path | str | None = None) -> dict[str, Any]:
-    """The coverage report (`template_coverage`) plus every question's class; refuses a question listed
-    in two classes or a listed id the dataset does not have."""
+# A question's class in the census (`question_classes`).
+NO_NUMBER, NOT_COMPUTATIONAL, TEMPLATED, WITHOUT_TEMPLATE, UNREVIEWED = (
+    "no number", "not computational", "templated", "without template", "unreviewed")
+
+
+def question_classes(dataset: str, directory: Path | str | None = None) -> dict[str, str]:
+    """Every question's class, by id; refuses a question listed in two classes or an id the dataset lacks."""
     folder = Path(directory) if directory is not None else templates_dir()
-    report = template_coverage(dataset, folder)
     questions = load_dataset(dataset)
     known = {q.id for q in questions}
-    without = read_reasons(folder / f"{dataset}_without_template.jsonl", categorised=True)
-    conceptual = read_reasons(folder / f"{dataset}_not_computational.jsonl")
-    templated = set(load_templates(dataset, folder))
-    listed = [("a template", templated), ("without_template", set(without)), ("not_computational", set(conceptual))]
-    for i, (name, ids) in enumerate(listed):
-        unknown = sorted(ids - known)
+    listed = {
+        TEMPLATED: set(load_templates(dataset, folder)),
+        WITHOUT_TEMPLATE: set(read_reasons(folder / f"{dataset}_without_template.jsonl", categorised=True)),
+        NOT_COMPUTATIONAL: set(read_reasons(folder / f"{dataset}_not_computational.jsonl")),
+    }
+    names = list(listed)
+    for i, name in enumerate(names):
+        unknown = sorted(listed[name] - known)
         if unknown:
             raise TemplateError(f"{dataset}: {name} lists {unknown[0]}, which is not in the dataset")
-        for other_name, other in listed[i + 1:]:
-            both = sorted(ids & other)
+        for other in names[i + 1:]:
+            both = sorted(listed[name] & listed[other])
             if both:
-                raise TemplateError(f"{dataset}: {both[0]} has {name} and is in {other_name} too")
-    no_number = [q.id for q in questions if not _DIGIT.search(" ".join([q.stem, *q.choices.values()]))]
-    reviewed = templated | set(without) | set(conceptual) | set(no_number)
-    return {
-        **report,
-        "no_number": len(set(no_number) - templated - set(without) - set(conceptual)),
-        "not_computational": len(conceptual),
-        "computational": len(templated) + len(without),
-        "without_template": dict(Counter(CATEGORIES[item["category"]] for item in without.values())),
-        "unreviewed": [q.id for q in questions if q.id not in reviewed],
-    }
+                raise TemplateError(f"{dataset}: {both[0]} is {name} and {other} at once")
+    classes = {}
+    for q in questions:
+        listed_as = [name for name in names if q.id in listed[name]]
+        if listed_as:
+            classes[q.id] = listed_as[0]
+        else:
+            classes[q.id] = UNREVIEWED if _DIGIT.search(" ".join([q.stem, *q.choices.values()])) else NO_NUMBER
+    return classes
 
+
+def dataset_census(dataset: str, directory: Path | str | None = None) -> dict[str, Any]:
+    """The coverage report (`template_coverage`) plus how many questions are in each class, and why the
+    computational ones without a template have none (by category)."""
+    folder = Path(directory) if directory is not None else templates_dir()
+    classes = question_classes(dataset, folder)
+    counts = Counter(classes.values())
+    without = read_reasons(folder / f"{dataset}_without_template.jsonl", categorised=True)
+    return {
+        **template_coverage(dataset, folder),
+        "no_number": counts[NO_NUMBER],
+        "not_computational": counts[NOT_COMPUTATIONAL],
+        "computational": counts[TEMPLATED] + counts[WITHOUT_TEMPLATE],
+        "without_template": dict(Counter(CATEGORIES[item["category"]] for item in without.values())),
+        "unreviewed": [question_id for question_id, kind in classes.items() if kind == UNREVIEWED],
+    }

@@ -293,10 +293,11 @@ perturbation was valid.
     code('tables.table("table_counterfactual", runs, tables_dir)'),
     md("""
 **How much of CFA-Easy the test reaches.** The original study's generator changed the numbers of 702 (and
-638) questions at level 1, but for a third of those "valid" perturbations it recorded no change or said
-nothing changed, and none of the new answers was checked by code. This toolkit perturbs only the
-questions with a verified template, and computes every new answer itself; the census in notebook 03
-says why each other question is left out (most of CFA-Easy has no computation to perturb).
+638) questions at level 1. For a third of those "valid" perturbations it recorded no change or said nothing
+changed; most of the rest fell on questions with no number at all or whose numbers decide nothing, and no
+new answer was checked by code ("unchecked" below). This toolkit perturbs only the questions with a
+verified template and computes every new answer itself; notebook 03's census says why each other question
+is left out.
 """),
     code("tables.counterfactual_reach(runs)"),
     code('figures.figure("fig3_counterfactual", runs, figures_dir)'),

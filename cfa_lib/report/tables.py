@@ -16,8 +16,9 @@ from typing import Any
 import pandas as pd
 
 from cfa_lib import perturbation
-from cfa_lib.data import Question, load_dataset, questions_by_id
+from cfa_lib.data import Question, questions_by_id
 from cfa_lib.experiments.common import display_path
+from cfa_lib.experiments.counterfactual import unchanged_reason
 from cfa_lib.report import shaping
 from cfa_lib.report.format import (
     DASH,
@@ -470,25 +471,33 @@ def template_coverage(dataset: str, data: dict[str, Any] | None = None) -> pd.Da
 
 
 def counterfactual_reach(runs: Mapping[str, Sequence[Run]], dataset: str = "easy") -> pd.DataFrame:
-    """The original study's level-1 perturbations beside this toolkit's: how many questions each perturbs,
-    how many of the study's 'valid' ones changed nothing, and how many new answers code computed."""
-    questions = len(load_dataset(dataset))
+    """The original study's level-1 perturbations beside this toolkit's: how many of the study's 'valid'
+    ones changed nothing, on what kind of question the rest fell (the census), and how many new answers
+    code computed."""
+    classes = perturbation.question_classes(dataset)
+    computational = {perturbation.TEMPLATED, perturbation.WITHOUT_TEMPLATE}
+    rest = "  unchecked, on a question"
     rows = {}
     for run in runs.get("counterfactual", []):
-        if run.reference and run.as_published and run.metadata.get("dataset", dataset) == dataset:
-            level1 = (run.summary.get("perturbation_levels") or {}).get("1") or {}
-            valid, unchanged = level1.get("n_valid"), sum((run.data.get("regrade_changes") or {}).values())
-            rows[run.label.replace(" (reference, as published)", "") + ", original study"] = {
-                "questions": questions, "level-1 perturbations called valid": valid,
-                "  of which changed nothing": unchanged,
-                "  the rest, new answer never checked by code": None if valid is None else valid - unchanged}
-    valid = perturbation.valid_per_level(dataset)
+        if not (run.reference and run.as_published and run.metadata.get("dataset", dataset) == dataset):
+            continue
+        valid = [(row.get("question_id"), p) for row in run.data["results"] for p in row["perturbations"]
+                 if p.get("valid") and str(p.get("level", 1)) == "1"]
+        kept = [classes.get(str(question_id)) for question_id, p in valid if not unchanged_reason(p)]
+        rows[run.label.replace(" (reference, as published)", "") + ", original study"] = {
+            "level-1 perturbations called valid": len(valid),
+            "  changed nothing": len(valid) - len(kept),
+            f"{rest} with no number": kept.count(perturbation.NO_NUMBER),
+            f"{rest} whose numbers decide nothing": kept.count(perturbation.NOT_COMPUTATIONAL),
+            f"{rest} with a computation": sum(kind in computational for kind in kept),
+            "new answer computed and verified by code": 0, "valid at level 2": "–", "valid at level 3": "–"}
+    valid_now = perturbation.valid_per_level(dataset)
     rows["this toolkit, verified templates (seed 0)"] = {
-        "questions": questions, "level-1 perturbations called valid": valid[1], "  of which changed nothing": 0,
-        "  the rest, new answer never checked by code": 0,
-        **{f"valid at level {level}, new answer computed by code": n for level, n in valid.items()}}
-    table = pd.DataFrame(rows)
-    return table.astype(object).where(table.notna(), "–")
+        "level-1 perturbations called valid": valid_now[1], "  changed nothing": 0,
+        f"{rest} with no number": 0, f"{rest} whose numbers decide nothing": 0, f"{rest} with a computation": 0,
+        "new answer computed and verified by code": valid_now[1],
+        **{f"valid at level {level}": n for level, n in valid_now.items() if level != 1}}
+    return pd.DataFrame(rows)
 
 
 def counterfactual_flips(data: dict[str, Any]) -> pd.DataFrame:
