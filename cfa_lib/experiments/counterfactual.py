@@ -31,8 +31,8 @@ from cfa_lib.perturbation import (
     PerturbationRecord,
     build_perturbations,
     coverage_counts,
+    left_out,
     load_templates,
-    reviewed_without_template,
     template_perturbations,
 )
 from cfa_lib.results import ResultRow, new_run_id, write_results
@@ -103,12 +103,12 @@ def perturbations(questions: Sequence[Question], settings: Settings, levels: Seq
                   generator_name: str, client: Any) -> list[PerturbationRecord]:
     """Verified templates first (offline, no model call); the generator describes only what has none.
 
-    A question whose options carry no numbers needs no generator call either: it is `not_perturbable`
-    without asking. So a run on CFA-Easy or CFA-Challenge whose templated questions are all it can
-    perturb never loads a generator.
+    A question the census left out (no number, numbers that decide nothing, or computational without a
+    faithful template) is `not_perturbable` with its reviewed reason, without asking. So a run on CFA-Easy
+    or CFA-Challenge, whose every question is in the census, never loads a generator.
     """
     templates = load_templates(settings.dataset)
-    reviewed = reviewed_without_template(settings.dataset)
+    reviewed = left_out(settings.dataset)
     by_template = template_perturbations([q for q in questions if q.id in templates or q.id in reviewed],
                                          templates, levels, seed, reviewed)
     rest = [q for q in questions if q.id not in templates and q.id not in reviewed]

@@ -28,8 +28,8 @@ from cfa_lib.perturbation.census import (
     TEMPLATED,
     WITHOUT_TEMPLATE,
     dataset_census,
+    left_out,
     question_classes,
-    reviewed_without_template,
     valid_per_level,
 )
 from cfa_lib.perturbation.from_template import template_perturbations
@@ -46,9 +46,9 @@ __all__ = [
     "build_perturbations",
     "coverage_counts",
     "dataset_census",
+    "left_out",
     "load_templates",
     "question_classes",
-    "reviewed_without_template",
     "template_coverage",
     "template_perturbations",
     "valid_per_level",

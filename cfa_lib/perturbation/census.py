@@ -82,13 +82,6 @@ def valid_per_level(dataset: str, levels: tuple[int, ...] = (1, 2, 3), seed: int
     return {level: counts.get(level, 0) for level in levels}
 
 
-def reviewed_without_template(dataset: str, directory: Path | str | None = None) -> dict[str, str]:
-    """Computational questions reviewed and left without a template, with the reason. The experiment
-    reports them as not perturbable with that reason; no generator is asked to guess them."""
-    path = Path(directory or templates_dir()) / f"{dataset}_without_template.jsonl"
-    return {question_id: item["reason"] for question_id, item in read_reasons(path, categorised=True).items()}
-
-
 # A question's class in the census (`question_classes`).
 NO_NUMBER, NOT_COMPUTATIONAL, TEMPLATED, WITHOUT_TEMPLATE, UNREVIEWED = (
     "no number", "not computational", "templated", "without template", "unreviewed")
@@ -121,6 +114,23 @@ def question_classes(dataset: str, directory: Path | str | None = None) -> dict[
         else:
             classes[q.id] = UNREVIEWED if _DIGIT.search(" ".join([q.stem, *q.choices.values()])) else NO_NUMBER
     return classes
+
+
+def left_out(dataset: str, directory: Path | str | None = None) -> dict[str, str]:
+    """Why each reviewed question without a template is not perturbed, by id: the experiment records it as
+    not perturbable with this reason, and no generator is asked to guess it."""
+    folder = Path(directory) if directory is not None else templates_dir()
+    reasons = {NO_NUMBER: {}, UNREVIEWED: {}, TEMPLATED: {},
+               WITHOUT_TEMPLATE: read_reasons(folder / f"{dataset}_without_template.jsonl", categorised=True),
+               NOT_COMPUTATIONAL: read_reasons(folder / f"{dataset}_not_computational.jsonl")}
+    out = {}
+    for question_id, kind in question_classes(dataset, folder).items():
+        if kind == NO_NUMBER:
+            out[question_id] = "no number in the question"
+        elif kind in (WITHOUT_TEMPLATE, NOT_COMPUTATIONAL):
+            prefix = "computational, no faithful template" if kind == WITHOUT_TEMPLATE else "not computational"
+            out[question_id] = f"{prefix}: {reasons[kind][question_id]['reason']}"
+    return out
 
 
 def dataset_census(dataset: str, directory: Path | str | None = None) -> dict[str, Any]:

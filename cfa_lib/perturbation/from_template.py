@@ -34,7 +34,7 @@ def template_perturbations(
     templates: Mapping[str, Template],
     levels: Sequence[int] = (1, 2, 3),
     seed: int = 0,
-    without_template: Mapping[str, str] | None = None,
+    left_out: Mapping[str, str] | None = None,
 ) -> list[PerturbationRecord]:
     """One record per (question, level), in that order, like `build_perturbations`, fully offline.
 
@@ -52,9 +52,8 @@ def template_perturbations(
         for level in levels:
             record = _base_record(question, level, template)
             try:
-                if template is None and question.id in (without_template or {}):
-                    why = f"reviewed, no template: {without_template[question.id]}"  # type: ignore[index]
-                    records.append(finish(record, "not_perturbable", why, "template"))
+                if template is None and question.id in (left_out or {}):  # reviewed: the census's reason
+                    records.append(finish(record, "not_perturbable", left_out[question.id], "template"))  # type: ignore[index]
                     continue
                 records.append(_perturb(question, template, check, level, seed, record))
             except (FormulaError, ArithmeticError, ValueError) as error:
