@@ -195,5 +195,6 @@ def test_counterfactual_reach_splits_the_study_perturbations_by_the_census(tmp_p
     assert [study[f"  unchecked, on a question {kind}"] for kind in
             ("with no number", "whose numbers decide nothing", "with a computation")] == [256, 66, 119]
     assert study["new answer computed and verified by code"] == 0
+    assert study["gap on the computational ones, pp (new answers unverified)"] == "+35.3 [23.5, 47.1]"
     ours = table["this toolkit, verified templates (seed 0)"]
     assert ours["new answer computed and verified by code"] == ours["level-1 perturbations called valid"] >= 89

@@ -17,8 +17,8 @@ import pandas as pd
 
 from cfa_lib import perturbation
 from cfa_lib.data import Question, questions_by_id
+from cfa_lib.experiments import counterfactual
 from cfa_lib.experiments.common import display_path
-from cfa_lib.experiments.counterfactual import unchanged_reason
 from cfa_lib.report import shaping
 from cfa_lib.report.format import (
     DASH,
@@ -483,20 +483,26 @@ def counterfactual_reach(runs: Mapping[str, Sequence[Run]], dataset: str = "easy
             continue
         valid = [(row.get("question_id"), p) for row in run.data["results"] for p in row["perturbations"]
                  if p.get("valid") and str(p.get("level", 1)) == "1"]
-        kept = [classes.get(str(question_id)) for question_id, p in valid if not unchanged_reason(p)]
+        kept = [classes.get(str(question_id)) for question_id, p in valid if not counterfactual.unchanged_reason(p)]
+        regraded, _ = counterfactual.regrade([counterfactual.Row.from_dict(row) for row in run.data["results"]])
+        on_computation = counterfactual.summarize(
+            [row for row in regraded if classes.get(row.question_id) in computational], [1])["perturbation_levels"]["1"]
         rows[run.label.replace(" (reference, as published)", "") + ", original study"] = {
             "level-1 perturbations called valid": len(valid),
             "  changed nothing": len(valid) - len(kept),
             f"{rest} with no number": kept.count(perturbation.NO_NUMBER),
             f"{rest} whose numbers decide nothing": kept.count(perturbation.NOT_COMPUTATIONAL),
             f"{rest} with a computation": sum(kind in computational for kind in kept),
-            "new answer computed and verified by code": 0, "valid at level 2": "–", "valid at level 3": "–"}
+            "new answer computed and verified by code": 0, "valid at level 2": DASH, "valid at level 3": DASH,
+            "gap on the computational ones, pp (new answers unverified)":
+                f"{pp(on_computation['memorization_gap'])} {ci(on_computation['memorization_gap_ci'])}"}
     valid_now = perturbation.valid_per_level(dataset)
     rows["this toolkit, verified templates (seed 0)"] = {
         "level-1 perturbations called valid": valid_now[1], "  changed nothing": 0,
         f"{rest} with no number": 0, f"{rest} whose numbers decide nothing": 0, f"{rest} with a computation": 0,
         "new answer computed and verified by code": valid_now[1],
-        **{f"valid at level {level}": n for level, n in valid_now.items() if level != 1}}
+        **{f"valid at level {level}": n for level, n in valid_now.items() if level != 1},
+        "gap on the computational ones, pp (new answers unverified)": DASH}
     return pd.DataFrame(rows)
 
 
