@@ -444,3 +444,69 @@ def test_a_probability_never_gets_an_option_above_100_percent():
     check = verify_template(question, out_of_range)
     assert (check.ok, check.check) == (False, "answer_range")
     assert check.reason == "formula gives 0.0848379, outside the answer's range [0.5, 1]"
+
+
+# --- options carrying two numbers: one formula per position ----------------------------------------
+
+EASY_388_PAIR = {  # sales at the operating breakeven and at the breakeven point, "¥X and ¥Y."
+    "question_id": "easy_388",
+    "kind": "value",
+    "parameters": [
+        P("p", 3529, "amount", "¥3,529", "price per unit"),
+        P("f", 1_290_000_000, "amount", "¥1,290\xa0million", "fixed operating costs"),
+        P("v", 1500, "amount", "¥1,500", "variable operating cost per unit"),
+        P("i", 410_000_000, "amount", "¥410\xa0million", "interest expense"),
+    ],
+    "formula": "",
+    "formulas": ["p*f/(p - v)", "p*(f + i)/(p - v)"],
+    "asked_quantity": "sales at the operating breakeven and at the breakeven point",
+    "unit": "¥",
+}
+
+
+def _easy_388():
+    return next(q for q in load_dataset("easy") if q.id == "easy_388")
+
+
+def test_a_pair_template_reproduces_both_numbers_of_the_key():
+    # easy_388: Q_OBE = 1,290m / (3,529 - 1,500), Q_BE = (1,290m + 410m) / (3,529 - 1,500); sales = P x Q
+    check = verify_template(_easy_388(), template(EASY_388_PAIR))
+    assert check.ok, check.reason
+    first, second = check.original_values
+    assert abs(first / 2_243_671_760 - 1) <= 0.005 and abs(second / 2_956_776_737 - 1) <= 0.005
+    assert load_templates("easy")["easy_388"].formulas == EASY_388_PAIR["formulas"]
+
+
+def test_a_pair_template_with_a_wrong_second_formula_is_rejected():
+    # interest left out of the breakeven point: the second number becomes the operating breakeven again
+    wrong = dict(EASY_388_PAIR, formulas=["p*f/(p - v)", "p*f/(p - v) + i"])
+    check = verify_template(_easy_388(), template(wrong))
+    assert (check.ok, check.check) == (False, "reproduces_answer")
+    assert check.reason.startswith("formula 2 gives 2.65367e+09 but number 2 of the correct option")
+
+
+def test_a_pair_template_rejects_a_distractor_matching_every_number():
+    question = _easy_388()
+    choices = dict(question.choices, C="¥2,244,000,000 and ¥2,957,000,000.")
+    check = verify_template(dataclasses.replace(question, choices=choices), template(EASY_388_PAIR))
+    assert (check.ok, check.check) == (False, "no_close_distractor")
+
+
+def test_a_level_1_pair_perturbation_has_exactly_one_option_matching_both_new_numbers():
+    question = _easy_388()
+    record, level3 = template_perturbations([question], {"easy_388": template(EASY_388_PAIR)}, levels=(1, 3), seed=0)
+    assert record.valid, record.reason
+    assert level3.status == "not_perturbable"
+    (changed,) = record.changed
+    values = record.new_values
+    expected = [values["p"] * values["f"] / (values["p"] - values["v"]),
+                values["p"] * (values["f"] + values["i"]) / (values["p"] - values["v"])]
+    assert values[changed] != {p["name"]: p["value"] for p in EASY_388_PAIR["parameters"]}[changed]
+    matching = []
+    for letter, text in record.choices.items():
+        numbers = [float(n.replace(",", "")) for n in re.findall(r"¥([\d,]+)", text)]
+        assert len(numbers) == 2 and text.endswith(".")
+        if all(abs(n / e - 1) <= 0.005 for n, e in zip(numbers, expected, strict=True)):
+            matching.append(letter)
+    assert matching == [record.correct_letter]
+    assert record.question != question.stem

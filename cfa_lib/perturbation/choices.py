@@ -105,17 +105,99 @@ def _trailing_period(texts: Sequence[str]) -> bool:
 def _mirror(ratios: Mapping[str, float], below: int) -> dict[str, float] | None:
     """Move distractors across the correct value (ratio r -> 2 - r) until `below` of them are under it."""
     result = dict(ratios)
+    movers = _movers(ratios, below)
+    if movers is None:
+        return None
+    for role in movers:
+        result[role] = _mirrored(ratios[role])
+    if len(set(result.values())) != len(result):
+        return None
+    return result
+
+
+def _movers(ratios: Mapping[str, float], below: int) -> list[str] | None:
+    """The distractors to move across the correct value so that `below` of them are under it."""
     under = [role for role, ratio in ratios.items() if ratio < 1]
     over = [role for role, ratio in ratios.items() if ratio > 1]
     if len(under) + len(over) != len(ratios):
         return None
-    movers = under[below:] if len(under) > below else over[: below - len(under)]
-    for role in movers:
-        mirrored = 2 - ratios[role]
-        result[role] = mirrored if mirrored > 0 else 1 / ratios[role]
-    if len(set(result.values())) != len(result):
-        return None
-    return result
+    return under[below:] if len(under) > below else over[: below - len(under)]
+
+
+def _mirrored(ratio: float) -> float:
+    """The same relative gap on the other side of the correct value: r -> 2 - r (or 1/r if that is <= 0)."""
+    mirrored = 2 - ratio
+    return mirrored if mirrored > 0 else 1 / ratio
+
+
+def rebuild_tuple_choices(
+    question: Question,
+    options: Mapping[str, Sequence[NumberText]],
+    new_correct_numbers: Sequence[float],
+    rng: np.random.Generator,
+) -> tuple[dict[str, str], str]:
+    """`rebuild_choices` for options carrying several numbers ("¥X and ¥Y."), position by position.
+
+    Each distractor keeps, at every position, its relative gap to the correct option's number there; each
+    number keeps its own format and the words around it stay. The correct option goes to a seeded random
+    letter; when the originals were sorted by their first number (one sign throughout), a distractor may be
+    mirrored across the correct option (all its positions together, same gaps) so that the options stay
+    sorted by their first number with the correct one at its new letter. Decimals grow (up to +4) if
+    rounding would merge two options. An option without a number keeps its letter and text.
+    """
+    correct = options[question.answer]
+    count = len(correct)
+    letters = [letter for letter in question.choices if letter in options]
+    numeric_distractors = [letter for letter in question.distractors if letter in options]
+    correct_letter = letters[int(rng.integers(len(letters)))]
+    ratios = {
+        letter: [options[letter][i].number / correct[i].number for i in range(count)] for letter in numeric_distractors
+    }
+    order = _ordering({letter: options[letter][0].number for letter in letters})
+    if order and all(ratio > 0 for row in ratios.values() for ratio in row):
+        rank = letters.index(correct_letter)
+        below = rank if order == "ascending" else len(letters) - 1 - rank
+        movers = _movers({letter: row[0] for letter, row in ratios.items()}, below)
+        if movers is not None:
+            mirrored = {
+                letter: [_mirrored(r) for r in row] if letter in movers else row for letter, row in ratios.items()
+            }
+            if len({row[0] for row in mirrored.values()}) == len(mirrored):
+                ratios = mirrored
+    new_numbers = {question.answer: list(new_correct_numbers)} | {
+        letter: [new_correct_numbers[i] * row[i] for i in range(count)] for letter, row in ratios.items()
+    }
+    groups = [any(options[letter][i].grouped for letter in letters) for i in range(count)]
+
+    def write(letter: str, extra: int) -> str:
+        text = question.choices[letter]
+        pieces, done = [], 0
+        for i, style in enumerate(options[letter]):
+            start = len(style.lead)
+            written = style.write(new_numbers[letter][i], style.decimals + extra, keep_lead=False, group=groups[i])
+            pieces += [text[done:start], written[: len(written) - len(style.suffix)]]
+            done = len(text) - len(style.suffix)
+        return "".join(pieces) + text[done:]
+
+    for extra in range(5):
+        texts = {role: write(role, extra) for role in new_numbers}
+        if len(set(texts.values())) == len(texts):
+            break
+    else:
+        raise ValueError("rebuilt options coincide after rounding")
+
+    firsts = {role: numbers[0] for role, numbers in new_numbers.items()}
+    if order and len(set(firsts.values())) == len(firsts):
+        roles = sorted(firsts, key=firsts.__getitem__, reverse=order == "descending")
+        if roles.index(question.answer) == letters.index(correct_letter):
+            rebuilt = {letter: texts[role] for letter, role in zip(letters, roles, strict=True)}
+            return _with_unnumbered(question, rebuilt), correct_letter
+    distractors = list(numeric_distractors)
+    if order:
+        distractors.sort(key=firsts.__getitem__, reverse=order == "descending")
+    free = [letter for letter in letters if letter != correct_letter]
+    choices = {correct_letter: texts[question.answer]} | dict(zip(free, (texts[d] for d in distractors), strict=True))
+    return _with_unnumbered(question, choices), correct_letter
 
 
 def _level3_decimals(style: NumberText) -> int:

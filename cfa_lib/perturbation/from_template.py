@@ -21,7 +21,14 @@ from cfa_lib.data import Question
 from cfa_lib.params import PERTURBATION_LEVELS as LEVELS
 from cfa_lib.perturbation.formula import FormulaError
 from cfa_lib.perturbation.number_text import count_span, find_numbers, substitute_values
-from cfa_lib.perturbation.plan import MAX_DRAWS, _changed_spans, _plan_unknown, _rng, plan_perturbation
+from cfa_lib.perturbation.plan import (
+    MAX_DRAWS,
+    _changed_spans,
+    _plan_unknown,
+    _rng,
+    plan_perturbation,
+    plan_tuple_perturbation,
+)
 from cfa_lib.perturbation.records import finish
 from cfa_lib.perturbation.rewrite import check_rewrite
 from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, apply_edits, decide, verify_template
@@ -65,11 +72,15 @@ def _base_record(question: Question, level: int, template: Template | None) -> P
     record = PerturbationRecord(question_id=question.id, level=level, status="not_verifiable", source="template")
     if template is not None:
         record.parameters = [p.as_extracted().model_dump() for p in template.parameters]
-        record.formula = template.formula or _decision_formulas(template)
+        record.formula = template.formula or _tuple_formulas(template) or _decision_formulas(template)
         record.asked_quantity = template.asked_quantity
         record.unit = template.unit
         record.original_values = {p.name: p.value for p in template.parameters}
     return record
+
+
+def _tuple_formulas(template: Template) -> str:
+    return json.dumps(template.formulas, ensure_ascii=False) if template.formulas else ""
 
 
 def _decision_formulas(template: Template) -> str:
@@ -96,6 +107,8 @@ def _perturb(
         if level == 3:
             return finish(record, "not_perturbable", "level 3 is defined for value templates only", "level3")
         return _perturb_decision(question, template, check, level, seed, record)
+    if template.formulas is not None:
+        return _perturb_tuple(question, check, level, seed, record)
     verification = check.verification
     assert verification is not None
     if level in (1, 2):
@@ -108,6 +121,48 @@ def _perturb(
             return finish(item.record, "rejected", f"substitution impossible: {error}", "substitution")
         return _accept(question, item, text, verification.answer_scale)
     return _perturb_unknown(question, template, check, seed, record)
+
+
+def _perturb_tuple(
+    question: Question, check: TemplateCheck, level: int, seed: int, record: PerturbationRecord
+) -> PerturbationRecord:
+    """Levels 1/2 of a template whose options carry several numbers; level 3 is not defined for them."""
+    if level == 3:
+        reason = "level 3 is defined for templates whose options carry one number"
+        return finish(record, "not_perturbable", reason, "level3")
+    item = plan_tuple_perturbation(question, check, level, seed, record)
+    if not isinstance(item, Plan):
+        return item
+    try:
+        text = substitute_values(question.stem, item.old_spans, item.new_spans)
+    except ValueError as error:
+        return finish(item.record, "rejected", f"substitution impossible: {error}", "substitution")
+    rejected = _substitution_rejected(question, item, text)
+    if rejected is not None:
+        return rejected
+    verification = check.verification
+    assert verification is not None
+    full = verification.with_derived(record.new_values)
+    answers = [formula.evaluate(full) for formula in check.position_formulas]
+    count = len(answers)
+    matching = [
+        letter
+        for letter, option in record.choices.items()
+        if len(numbers := find_numbers(option)) == count
+        and all(
+            relative_difference(number.number * scale, answer) <= REL_TOL
+            for number, scale, answer in zip(numbers, check.answer_scales, answers, strict=True)
+        )
+    ]
+    if matching != [record.correct_letter]:
+        within = ", ".join(matching) or "none"
+        reason = (f"options with every number within {REL_TOL:.1%} of the new answers: {within}; "
+                  f"exactly {record.correct_letter} expected")
+        return finish(record, "rejected", reason, "one_correct_option")
+    record.trail.append(Check("one_correct_option", True, record.correct_letter or ""))
+    record.question = text
+    record.rewrite_path = "substitution"
+    return finish(record, "valid", "")
 
 
 def _perturb_unknown(

@@ -17,11 +17,11 @@ import numpy as np
 from cfa_lib.answers import numeric_key
 from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import Question
-from cfa_lib.perturbation.choices import rebuild_choices
+from cfa_lib.perturbation.choices import rebuild_choices, rebuild_tuple_choices
 from cfa_lib.perturbation.formula import FormulaError
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers
 from cfa_lib.perturbation.records import finish
-from cfa_lib.perturbation.templates import REL_TOL
+from cfa_lib.perturbation.templates import REL_TOL, TemplateCheck
 from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan, Verification
 from cfa_lib.perturbation.values import changeable, draw_number, solve_for
 from cfa_lib.prompts import PERTURB_REWRITE_CHANGE_USER, PERTURB_REWRITE_UNKNOWN_USER
@@ -110,6 +110,94 @@ def plan_perturbation(
     rejected = _rebuild_choices_into(record, question, options, answer / verification.answer_scale, rng)
     if rejected is not None:
         return rejected
+    kept = [
+        info.spec.span
+        for name, info in infos.items()
+        if info.text is not None and info.occurrences and info.spec.span not in old_spans
+    ]
+    changes = "\n".join(f"- {old!r} becomes {new!r}" for old, new in zip(old_spans, new_spans, strict=True))
+    prompt = PERTURB_REWRITE_CHANGE_USER.format(stem=question.stem, changes=changes)
+    return Plan(record, old_spans, new_spans, kept, prompt)
+
+
+def plan_tuple_perturbation(
+    question: Question, check: TemplateCheck, level: int, seed: int, record: PerturbationRecord
+) -> Plan | PerturbationRecord:
+    """Levels 1 and 2 for a template whose options carry several numbers (one formula per position).
+
+    Inputs are drawn as in `plan_perturbation`; every position's number must keep its sign, move by at
+    least that position's smallest option gap (at least 1 %) and fit the key's written decimals; the
+    choices are rebuilt position by position (`rebuild_tuple_choices`). `record.new_answer_value` is the
+    first position's number; the trail's answer_moved check names them all."""
+    verification = check.verification
+    assert check.ok and verification is not None and check.position_formulas
+    rng = _rng(seed, question.id, level)
+    record.original_answer_value = check.original_values[0]
+    infos = verification.parameters
+    candidates = [name for name, info in infos.items() if name in verification.used and changeable(info, infos)]
+    if len(candidates) < level:
+        names = ", ".join(candidates) or "none"
+        return finish(
+            record,
+            "not_perturbable",
+            f"level {level} needs {level} changeable parameters; changeable: {names}",
+            "changeable_parameters",
+        )
+    record.trail.append(Check("changeable_parameters", True, ", ".join(candidates)))
+    options = check.option_tuples
+    correct = options[question.answer]
+    positions = range(len(correct))
+    needed = [
+        max(min(relative_difference(options[d][i].number, correct[i].number)
+                for d in question.distractors if d in options), 0.01)
+        for i in positions
+    ]
+    originals = check.original_values
+    for _ in range(MAX_DRAWS):
+        chosen = sorted(rng.choice(len(candidates), size=level, replace=False).tolist())
+        names = [candidates[i] for i in chosen]
+        new_numbers = {name: draw_number(infos[name], rng) for name in names}
+        if any(number is None for number in new_numbers.values()):
+            continue
+        values = verification.values()
+        for name, number in new_numbers.items():
+            values[name] = number * infos[name].scale  # type: ignore[operator]
+        try:
+            values = verification.with_derived(values)
+            answers = [formula.evaluate(values) for formula in check.position_formulas]
+        except FormulaError:
+            continue
+        if any(a * o <= 0 or relative_difference(a, o) < n for a, o, n in zip(answers, originals, needed, strict=True)):
+            continue
+        if not all(_fits_key_precision(correct[i], answers[i] / check.answer_scales[i]) for i in positions):
+            continue
+        old_spans, new_spans = _changed_spans(verification, names, new_numbers, values)  # type: ignore[arg-type]
+        if len(set(new_spans)) == len(new_spans) and not any(count_span(question.stem, s) for s in new_spans):
+            break
+    else:
+        gaps = ", ".join(f"{n:.1%}" for n in needed)
+        return finish(
+            record,
+            "rejected",
+            f"no draw in {MAX_DRAWS} moved every number by its option gap ({gaps}) with new values "
+            "not already in the question",
+            "answer_moved",
+        )
+    moved = ", ".join(
+        f"{o:.6g} -> {a:.6g} (needed {n:.1%})" for o, a, n in zip(originals, answers, needed, strict=True)
+    )
+    record.trail.append(Check("answer_moved", True, moved))
+    record.changed = names
+    record.new_values = values
+    record.new_answer_value = answers[0]
+    written = [answers[i] / check.answer_scales[i] for i in positions]
+    try:
+        record.choices, record.correct_letter = rebuild_tuple_choices(question, options, written, rng)
+    except ValueError as error:
+        return finish(record, "rejected", str(error), "choices_rebuilt")
+    # no `numeric_key` gradeability check (as `_rebuild_choices_into` makes for one number per option): options
+    # carrying several numbers are graded by letter, as the original question is
+    record.trail.append(Check("choices_rebuilt", True, f"correct option {record.correct_letter}"))
     kept = [
         info.spec.span
         for name, info in infos.items()

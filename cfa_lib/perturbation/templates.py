@@ -24,7 +24,7 @@ from cfa_lib.perturbation.formula import Formula, FormulaError, parse_formula
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers, word_number
 from cfa_lib.perturbation.types import ExtractedParameter, FormulaExtraction, ParameterInfo, Verification
 from cfa_lib.perturbation.values import solve_for
-from cfa_lib.perturbation.verify import span_scale, verify_extraction
+from cfa_lib.perturbation.verify import option_tuples, span_scale, verify_extraction
 from cfa_lib.results import PROJECT_ROOT
 
 TEMPLATES_DIR_ENV = "CFA_TEMPLATES_DIR"
@@ -111,6 +111,8 @@ class Template(_Strict):
     kind: Literal["value", "decision"]
     parameters: list[TemplateParameter] = Field(min_length=1)
     formula: str
+    # options carrying several numbers ("¥X and ¥Y."): one formula per position, with formula ""
+    formulas: list[str] | None = None
     asked_quantity: str
     unit: Unit
     level3: Level3 | None = None
@@ -120,8 +122,15 @@ class Template(_Strict):
 
     @model_validator(mode="after")
     def _kind_fits(self) -> Template:
+        if self.formulas is not None:
+            if self.kind != "value" or self.formula.strip():
+                raise ValueError("'formulas' (one per number of each option) is for a value template with formula \"\"")
+            if len(self.formulas) < 2 or not all(text.strip() for text in self.formulas):
+                raise ValueError("'formulas' needs at least two non-empty formulas (one per number of each option)")
+            if self.level3 is not None or self.answer_range is not None:
+                raise ValueError("'level3' and 'answer_range' are for templates whose options carry one number")
         if self.kind == "value":
-            if not self.formula.strip():
+            if not self.formula.strip() and self.formulas is None:
                 raise ValueError("a value template needs a formula")
             if self.decision is not None:
                 raise ValueError("a value template has no 'decision'")
@@ -209,6 +218,12 @@ class TemplateCheck:
     option_formulas: dict[str, Formula] = field(default_factory=dict)  # argmax/argmin decisions
     original_key: str | None = None  # the letter the template selects with the original values
     original_value: float | None = None  # formula output (value, threshold) or the winner's value
+    # options carrying several numbers (template `formulas`): per position, the formula, the factor from the
+    # number as written to the formula's value, and the formula's output with the original values
+    position_formulas: list[Formula] = field(default_factory=list)
+    option_tuples: dict[str, list[NumberText]] = field(default_factory=dict)
+    answer_scales: list[float] = field(default_factory=list)
+    original_values: list[float] = field(default_factory=list)
 
 
 def verify_template(question: Question, template: Template) -> TemplateCheck:
@@ -226,7 +241,9 @@ def verify_template(question: Question, template: Template) -> TemplateCheck:
         return fail(failed.check, failed.reason)
     result = TemplateCheck(question.id, True, verification=verification)
     try:
-        if template.kind == "value":
+        if template.formulas is not None:
+            _check_tuple(question, template, result)
+        elif template.kind == "value":
             _check_value(question, template, result)
         else:
             _check_decision(question, template, result)
@@ -256,6 +273,7 @@ def _verify_parameters(question: Question, template: Template) -> Verification:
     try:
         derived = {p.name: parse_formula(p.derived_from, base) for p in template.parameters if p.derived_from.strip()}
         formulas = [parse_formula(template.formula, names)] if template.formula.strip() else []
+        formulas += [parse_formula(text, names) for text in template.formulas or ()]
         if template.decision is not None and template.decision.formulas:
             formulas += [parse_formula(text, names) for text in template.decision.formulas.values()]
     except FormulaError as error:
@@ -320,6 +338,50 @@ def _check_value(question: Question, template: Template, result: TemplateCheck) 
     result.verification = verification  # check 1's options and answer scale are needed later
     result.original_key = question.answer
     result.original_value = output
+
+
+def _check_tuple(question: Question, template: Template, result: TemplateCheck) -> None:
+    """Options carrying several numbers: the key's numbers, in order, each within 0.5 % of its position's
+    formula (percent-aware); no distractor whose numbers all are within 0.5 % (it would be equally right)."""
+    verification = result.verification
+    assert verification is not None and template.formulas is not None
+    count = len(template.formulas)
+    options = option_tuples(question, count)
+    if options.problem:
+        raise _Failed("option_numbers", options.problem)
+    names = list(verification.parameters)
+    formulas = [parse_formula(text, names) for text in template.formulas]
+    full = verification.with_derived(verification.values())
+    outputs = [formula.evaluate(full) for formula in formulas]
+    key = options.tuples[question.answer]
+    scales = []
+    for position, (output, number) in enumerate(zip(outputs, key, strict=True), start=1):
+        scale = next((s for s in number.scales if relative_difference(output, number.number * s) <= REL_TOL), None)
+        if scale is None:
+            raise _Failed(
+                "reproduces_answer",
+                f"formula {position} gives {output:.6g} but number {position} of the correct option "
+                f"{question.correct_text!r} is {number.core} (tolerance {REL_TOL:.1%})",
+            )
+        scales.append(scale)
+    for letter in question.distractors:
+        numbers = options.tuples.get(letter)
+        if numbers is not None and all(
+            any(relative_difference(output, number.number * s) <= REL_TOL for s in number.scales)
+            for output, number in zip(outputs, numbers, strict=True)
+        ):
+            shown = ", ".join(f"{output:.6g}" for output in outputs)
+            raise _Failed(
+                "no_close_distractor",
+                f"formulas give ({shown}), every number within {REL_TOL:.1%} of distractor {letter} "
+                f"({question.choices[letter]!r})",
+            )
+    result.position_formulas = formulas
+    result.option_tuples = options.tuples
+    result.answer_scales = scales
+    result.original_values = outputs
+    result.original_key = question.answer
+    result.original_value = outputs[0]
 
 
 def decide(template: Template, check: TemplateCheck, values: Mapping[str, float]) -> tuple[str | None, float, float]:
@@ -395,6 +457,9 @@ def _outcome(template: Template, check: TemplateCheck, values: Mapping[str, floa
     """What must move when an input moves: the answer, the threshold value, or every option's score."""
     verification = check.verification
     assert verification is not None
+    if template.formulas is not None:
+        full = verification.with_derived(values)
+        return tuple(formula.evaluate(full) for formula in check.position_formulas)
     if template.kind == "value" or (template.decision is not None and template.decision.type == "threshold"):
         return (verification.answer(values),)
     full = verification.with_derived(values)

@@ -121,6 +121,7 @@ class OptionNumbers:
 
     numbers: dict[str, NumberText]
     problem: str = ""
+    tuples: dict[str, list[NumberText]] = field(default_factory=dict)  # options carrying several numbers
 
 
 @dataclass

@@ -47,6 +47,28 @@ def option_numbers(question: Question) -> OptionNumbers:
     return OptionNumbers({letter: numbers[letter] for letter in question.choices if letter in numbers})
 
 
+def option_tuples(question: Question, count: int) -> OptionNumbers:
+    """The `count` numbers of the key and of each numeric distractor, in the order written ("¥X and ¥Y.").
+
+    For a template with one formula per position. A distractor without any number stays as written (as
+    in `option_numbers`); every other option must carry exactly `count` numbers, and the key's must be
+    non-zero (relative gaps). No `numeric_key` check: such options are graded by letter."""
+    numbers: dict[str, list[NumberText]] = {}
+    for letter, text in question.choices.items():
+        found = find_numbers(text)
+        role = "correct option" if letter == question.answer else "option"
+        if not found and letter != question.answer:
+            continue
+        if len(found) != count:
+            return OptionNumbers({}, f"{role} {letter} ({text!r}) carries {len(found)} numbers, not {count}")
+        numbers[letter] = found
+    if len(numbers) == 1:
+        return OptionNumbers({}, "no distractor carries a number")
+    if any(n.number == 0 for n in numbers[question.answer]):
+        return OptionNumbers({}, f"correct option {question.answer} has a zero; relative gaps are undefined")
+    return OptionNumbers({}, tuples=numbers)
+
+
 def span_scale(value: float, text: NumberText) -> float | None:
     """The scale at which `value` is the number written in its span ("7%" and 0.07: 0.01), or None."""
     matching = [s for s in text.scales if math.isclose(value, text.number * s, rel_tol=1e-9, abs_tol=1e-12)]
