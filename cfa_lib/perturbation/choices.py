@@ -6,7 +6,7 @@ options stay sorted when the originals were, and each keeps its own written form
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
@@ -62,25 +62,35 @@ def rebuild_choices(
             text += "."
         return text
 
-    for extra in range(5):
-        texts = {role: write(role, extra) for role in new_numbers}
-        if len(set(texts.values())) == len(texts):
-            break
-    else:
-        raise ValueError("rebuilt options coincide after rounding")
+    texts = _distinct_texts(new_numbers, write)
+    return _placed(question, letters, numeric_distractors, correct_letter, order, new_numbers, texts), correct_letter
 
-    if order and len(set(new_numbers.values())) == len(new_numbers):
-        roles = sorted(new_numbers, key=lambda role: new_numbers[role], reverse=order == "descending")
+
+def _distinct_texts(roles: Iterable[str], write: Callable[[str, int], str]) -> dict[str, str]:
+    """Every role's option text, with up to 4 more decimals than written if rounding would merge two."""
+    roles = list(roles)
+    for extra in range(5):
+        texts = {role: write(role, extra) for role in roles}
+        if len(set(texts.values())) == len(texts):
+            return texts
+    raise ValueError("rebuilt options coincide after rounding")
+
+
+def _placed(question: Question, letters: Sequence[str], distractors: Sequence[str], correct_letter: str,
+            order: Literal["ascending", "descending", None], sort_keys: Mapping[str, float],
+            texts: Mapping[str, str]) -> dict[str, str]:
+    """The option texts at their letters: sorted like the originals with the correct one at its new letter
+    when that works; otherwise (unsorted originals, mixed signs) the distractors fill the other letters."""
+    reverse = order == "descending"
+    if order and len(set(sort_keys.values())) == len(sort_keys):
+        roles = sorted(sort_keys, key=sort_keys.__getitem__, reverse=reverse)
         if roles.index(question.answer) == letters.index(correct_letter):
-            rebuilt = {letter: texts[role] for letter, role in zip(letters, roles, strict=True)}
-            return _with_unnumbered(question, rebuilt), correct_letter
-    # unsorted originals (or mixed signs): distractors fill the other letters in their original order
-    distractors = list(numeric_distractors)
-    if order:
-        distractors.sort(key=lambda role: new_numbers[role], reverse=order == "descending")
+            return _with_unnumbered(question, {letter: texts[role]
+                                               for letter, role in zip(letters, roles, strict=True)})
+    ordered = sorted(distractors, key=sort_keys.__getitem__, reverse=reverse) if order else list(distractors)
     free = [letter for letter in letters if letter != correct_letter]
-    choices = {correct_letter: texts[question.answer]} | dict(zip(free, (texts[d] for d in distractors), strict=True))
-    return _with_unnumbered(question, choices), correct_letter
+    choices = {correct_letter: texts[question.answer]} | dict(zip(free, (texts[d] for d in ordered), strict=True))
+    return _with_unnumbered(question, choices)
 
 
 def _with_unnumbered(question: Question, rebuilt: Mapping[str, str]) -> dict[str, str]:
@@ -179,25 +189,9 @@ def rebuild_tuple_choices(
             done = len(text) - len(style.suffix)
         return "".join(pieces) + text[done:]
 
-    for extra in range(5):
-        texts = {role: write(role, extra) for role in new_numbers}
-        if len(set(texts.values())) == len(texts):
-            break
-    else:
-        raise ValueError("rebuilt options coincide after rounding")
-
+    texts = _distinct_texts(new_numbers, write)
     firsts = {role: numbers[0] for role, numbers in new_numbers.items()}
-    if order and len(set(firsts.values())) == len(firsts):
-        roles = sorted(firsts, key=firsts.__getitem__, reverse=order == "descending")
-        if roles.index(question.answer) == letters.index(correct_letter):
-            rebuilt = {letter: texts[role] for letter, role in zip(letters, roles, strict=True)}
-            return _with_unnumbered(question, rebuilt), correct_letter
-    distractors = list(numeric_distractors)
-    if order:
-        distractors.sort(key=firsts.__getitem__, reverse=order == "descending")
-    free = [letter for letter in letters if letter != correct_letter]
-    choices = {correct_letter: texts[question.answer]} | dict(zip(free, (texts[d] for d in distractors), strict=True))
-    return _with_unnumbered(question, choices), correct_letter
+    return _placed(question, letters, numeric_distractors, correct_letter, order, firsts, texts), correct_letter
 
 
 def _level3_decimals(style: NumberText) -> int:

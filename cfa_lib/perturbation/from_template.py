@@ -115,11 +115,8 @@ def _perturb(
         item = plan_perturbation(question, verification, level, seed, record, template.answer_range)
         if not isinstance(item, Plan):
             return item
-        try:
-            text = substitute_values(question.stem, item.old_spans, item.new_spans)
-        except ValueError as error:
-            return finish(item.record, "rejected", f"substitution impossible: {error}", "substitution")
-        return _accept(question, item, text, verification.answer_scale)
+        assert item.record.new_answer_value is not None
+        return _substitute(question, item, [item.record.new_answer_value], [verification.answer_scale])
     return _perturb_unknown(question, template, check, seed, record)
 
 
@@ -133,36 +130,11 @@ def _perturb_tuple(
     item = plan_tuple_perturbation(question, check, level, seed, record)
     if not isinstance(item, Plan):
         return item
-    try:
-        text = substitute_values(question.stem, item.old_spans, item.new_spans)
-    except ValueError as error:
-        return finish(item.record, "rejected", f"substitution impossible: {error}", "substitution")
-    rejected = _substitution_rejected(question, item, text)
-    if rejected is not None:
-        return rejected
     verification = check.verification
     assert verification is not None
     full = verification.with_derived(record.new_values)
-    answers = [formula.evaluate(full) for formula in check.position_formulas]
-    count = len(answers)
-    matching = [
-        letter
-        for letter, option in record.choices.items()
-        if len(numbers := find_numbers(option)) == count
-        and all(
-            relative_difference(number.number * scale, answer) <= REL_TOL
-            for number, scale, answer in zip(numbers, check.answer_scales, answers, strict=True)
-        )
-    ]
-    if matching != [record.correct_letter]:
-        within = ", ".join(matching) or "none"
-        reason = (f"options with every number within {REL_TOL:.1%} of the new answers: {within}; "
-                  f"exactly {record.correct_letter} expected")
-        return finish(record, "rejected", reason, "one_correct_option")
-    record.trail.append(Check("one_correct_option", True, record.correct_letter or ""))
-    record.question = text
-    record.rewrite_path = "substitution"
-    return finish(record, "valid", "")
+    return _substitute(question, item, [formula.evaluate(full) for formula in check.position_formulas],
+                       check.answer_scales)
 
 
 def _perturb_unknown(
@@ -187,25 +159,40 @@ def _perturb_unknown(
         text = apply_edits(question.stem, template, item.level3_answer_text)
     except ValueError as error:
         return finish(record, "rejected", f"level-3 edits: {error}", "level3_edits")
-    return _accept(question, item, text, info.scale)
+    assert record.new_answer_value is not None
+    return _accept(question, item, text, [record.new_answer_value], [info.scale])
 
 
-def _accept(question: Question, plan: Plan, text: str, answer_scale: float) -> PerturbationRecord:
-    """Span checks of the rewrite step, then: the text changed, and one option holds the new answer."""
+def _substitute(question: Question, plan: Plan, answers: Sequence[float], scales: Sequence[float]
+                ) -> PerturbationRecord:
+    """Levels 1/2: the planned spans replaced in the stem, then `_accept`."""
+    try:
+        text = substitute_values(question.stem, plan.old_spans, plan.new_spans)
+    except ValueError as error:
+        return finish(plan.record, "rejected", f"substitution impossible: {error}", "substitution")
+    return _accept(question, plan, text, answers, scales)
+
+
+def _accept(question: Question, plan: Plan, text: str, answers: Sequence[float], scales: Sequence[float]
+            ) -> PerturbationRecord:
+    """Span checks of the rewrite step, then: the text changed, and exactly one option holds the new answer
+    (every one of its numbers, for options that carry several)."""
     record = plan.record
     rejected = _substitution_rejected(question, plan, text)
     if rejected is not None:
         return rejected
-    assert record.new_answer_value is not None
     matching = [
         letter
         for letter, option in record.choices.items()
-        if len(numbers := find_numbers(option)) == 1
-        and relative_difference(numbers[0].number * answer_scale, record.new_answer_value) <= REL_TOL
+        if len(numbers := find_numbers(option)) == len(answers)
+        and all(relative_difference(number.number * scale, answer) <= REL_TOL
+                for number, scale, answer in zip(numbers, scales, answers, strict=True))
     ]
     if matching != [record.correct_letter]:
         within = ", ".join(matching) or "none"
-        reason = f"options within {REL_TOL:.1%} of the new answer: {within}; exactly {record.correct_letter} expected"
+        what = (f"options within {REL_TOL:.1%} of the new answer" if len(answers) == 1
+                else f"options with every number within {REL_TOL:.1%} of the new answers")
+        reason = f"{what}: {within}; exactly {record.correct_letter} expected"
         return finish(record, "rejected", reason, "one_correct_option")
     record.trail.append(Check("one_correct_option", True, record.correct_letter or ""))
     record.question = text

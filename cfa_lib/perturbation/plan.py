@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import copy
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from cfa_lib.answers import numeric_key
 from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import Question
 from cfa_lib.perturbation.choices import rebuild_choices, rebuild_tuple_choices
-from cfa_lib.perturbation.formula import FormulaError
+from cfa_lib.perturbation.formula import Formula, FormulaError
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers
 from cfa_lib.perturbation.records import finish
 from cfa_lib.perturbation.templates import REL_TOL, TemplateCheck
@@ -51,73 +52,34 @@ def plan_perturbation(
     rng = _rng(seed, question.id, level)
     record.trail.extend(verification.trail)
     record.original_answer_value = verification.original_answer_value
-    infos = verification.parameters
-    candidates = [name for name, info in infos.items() if name in verification.used and changeable(info, infos)]
     if level == 3:
+        infos = verification.parameters
+        candidates = [name for name, info in infos.items() if name in verification.used and changeable(info, infos)]
         return _plan_unknown(question, verification, record, rng, candidates)
-    if len(candidates) < level:
-        names = ", ".join(candidates) or "none"
-        return finish(
-            record,
-            "not_perturbable",
-            f"level {level} needs {level} changeable parameters; changeable: {names}",
-            "changeable_parameters",
-        )
-    record.trail.append(Check("changeable_parameters", True, ", ".join(candidates)))
-
     options = verification.options
     correct = options[question.answer]
-    gaps = [relative_difference(options[d].number, correct.number) for d in question.distractors if d in options]
-    needed = max(min(gaps), 0.01)
+    needed = _needed_move([options[d].number for d in question.distractors if d in options], correct.number)
     original_answer = verification.original_answer_value
     assert original_answer is not None
-    for _ in range(MAX_DRAWS):
-        chosen = sorted(rng.choice(len(candidates), size=level, replace=False).tolist())
-        names = [candidates[i] for i in chosen]
-        new_numbers = {name: draw_number(infos[name], rng) for name in names}
-        if any(number is None for number in new_numbers.values()):
-            continue
-        values = verification.values()
-        for name, number in new_numbers.items():
-            values[name] = number * infos[name].scale  # type: ignore[operator]
-        try:
-            values = verification.with_derived(values)
-            answer = verification.formula.evaluate(values)
-        except FormulaError:
-            continue
-        if answer * original_answer <= 0 or relative_difference(answer, original_answer) < needed:
-            continue
-        if not _fits_key_precision(correct, answer / verification.answer_scale):
-            continue
-        old_spans, new_spans = _changed_spans(verification, names, new_numbers, values)  # type: ignore[arg-type]
-        # a new value that is already written in the question would make the text checks ambiguous
-        if len(set(new_spans)) == len(new_spans) and not any(count_span(question.stem, s) for s in new_spans):
-            if answer_range is None or _options_in_range(question, options, answer, verification.answer_scale,
-                                                         copy.deepcopy(rng), answer_range):
-                break
-    else:
-        return finish(
-            record,
-            "rejected",
-            f"no draw in {MAX_DRAWS} moved the answer by the option gap ({needed:.1%}) with new values "
-            "not already in the question",
-            "answer_moved",
-        )
+
+    def acceptable(answers: list[float]) -> bool:
+        answer = answers[0]
+        return (_moved_enough(answer, original_answer, needed)
+                and _fits_key_precision(correct, answer / verification.answer_scale)
+                and (answer_range is None or _options_in_range(question, options, answer, verification.answer_scale,
+                                                               copy.deepcopy(rng), answer_range)))
+
+    draw = _draw(question, verification, [verification.formula], level, rng, record, acceptable)
+    if isinstance(draw, PerturbationRecord):
+        return draw
+    if draw is None:
+        return finish(record, "rejected", f"no draw in {MAX_DRAWS} moved the answer by the option gap ({needed:.1%}) "
+                      "with new values not already in the question", "answer_moved")
+    answer = draw.answers[0]
     record.trail.append(Check("answer_moved", True, f"{original_answer:.6g} -> {answer:.6g} (needed {needed:.1%})"))
-    record.changed = names
-    record.new_values = values
     record.new_answer_value = answer
     rejected = _rebuild_choices_into(record, question, options, answer / verification.answer_scale, rng)
-    if rejected is not None:
-        return rejected
-    kept = [
-        info.spec.span
-        for name, info in infos.items()
-        if info.text is not None and info.occurrences and info.spec.span not in old_spans
-    ]
-    changes = "\n".join(f"- {old!r} becomes {new!r}" for old, new in zip(old_spans, new_spans, strict=True))
-    prompt = PERTURB_REWRITE_CHANGE_USER.format(stem=question.stem, changes=changes)
-    return Plan(record, old_spans, new_spans, kept, prompt)
+    return rejected if rejected is not None else _rewrite_plan(question, verification, record, draw)
 
 
 def plan_tuple_perturbation(
@@ -133,26 +95,71 @@ def plan_tuple_perturbation(
     assert check.ok and verification is not None and check.position_formulas
     rng = _rng(seed, question.id, level)
     record.original_answer_value = check.original_values[0]
+    options = check.option_tuples
+    correct = options[question.answer]
+    positions = range(len(correct))
+    needed = [_needed_move([options[d][i].number for d in question.distractors if d in options], correct[i].number)
+              for i in positions]
+    originals = check.original_values
+
+    def acceptable(answers: list[float]) -> bool:
+        return all(_moved_enough(answers[i], originals[i], needed[i])
+                   and _fits_key_precision(correct[i], answers[i] / check.answer_scales[i]) for i in positions)
+
+    draw = _draw(question, verification, check.position_formulas, level, rng, record, acceptable)
+    if isinstance(draw, PerturbationRecord):
+        return draw
+    if draw is None:
+        gaps = ", ".join(f"{n:.1%}" for n in needed)
+        return finish(record, "rejected", f"no draw in {MAX_DRAWS} moved every number by its option gap ({gaps}) "
+                      "with new values not already in the question", "answer_moved")
+    moved = ", ".join(f"{o:.6g} -> {a:.6g} (needed {n:.1%})"
+                      for o, a, n in zip(originals, draw.answers, needed, strict=True))
+    record.trail.append(Check("answer_moved", True, moved))
+    record.new_answer_value = draw.answers[0]
+    written = [draw.answers[i] / check.answer_scales[i] for i in positions]
+    try:
+        record.choices, record.correct_letter = rebuild_tuple_choices(question, options, written, rng)
+    except ValueError as error:
+        return finish(record, "rejected", str(error), "choices_rebuilt")
+    # no `numeric_key` gradeability check (as `_rebuild_choices_into` makes for one number per option): options
+    # carrying several numbers are graded by letter, as the original question is
+    record.trail.append(Check("choices_rebuilt", True, f"correct option {record.correct_letter}"))
+    return _rewrite_plan(question, verification, record, draw)
+
+
+@dataclass
+class _Draw:
+    """New values of the drawn inputs, the answers they give, and the spans they change."""
+
+    answers: list[float]
+    old_spans: list[str]
+    new_spans: list[str]
+
+
+def _needed_move(distractors: Sequence[float], correct: float) -> float:
+    """How far a new answer must move: the smallest relative gap between the key and a distractor, at least
+    1 %, so the old answer is no longer right."""
+    return max(min(relative_difference(d, correct) for d in distractors), 0.01)
+
+
+def _moved_enough(answer: float, original: float, needed: float) -> bool:
+    return answer * original > 0 and relative_difference(answer, original) >= needed
+
+
+def _draw(question: Question, verification: Verification, formulas: Sequence[Formula], level: int,
+          rng: np.random.Generator, record: PerturbationRecord, acceptable: Callable[[list[float]], bool],
+          ) -> _Draw | PerturbationRecord | None:
+    """Seeded draws of `level` changeable inputs until the answers are `acceptable` and no new value is
+    already written in the question (it would make the text checks ambiguous). The record is filled with
+    the draw, or finished when too few inputs can change; None when no draw in MAX_DRAWS fits."""
     infos = verification.parameters
     candidates = [name for name, info in infos.items() if name in verification.used and changeable(info, infos)]
     if len(candidates) < level:
         names = ", ".join(candidates) or "none"
-        return finish(
-            record,
-            "not_perturbable",
-            f"level {level} needs {level} changeable parameters; changeable: {names}",
-            "changeable_parameters",
-        )
+        return finish(record, "not_perturbable", f"level {level} needs {level} changeable parameters; changeable: "
+                      f"{names}", "changeable_parameters")
     record.trail.append(Check("changeable_parameters", True, ", ".join(candidates)))
-    options = check.option_tuples
-    correct = options[question.answer]
-    positions = range(len(correct))
-    needed = [
-        max(min(relative_difference(options[d][i].number, correct[i].number)
-                for d in question.distractors if d in options), 0.01)
-        for i in positions
-    ]
-    originals = check.original_values
     for _ in range(MAX_DRAWS):
         chosen = sorted(rng.choice(len(candidates), size=level, replace=False).tolist())
         names = [candidates[i] for i in chosen]
@@ -164,48 +171,28 @@ def plan_tuple_perturbation(
             values[name] = number * infos[name].scale  # type: ignore[operator]
         try:
             values = verification.with_derived(values)
-            answers = [formula.evaluate(values) for formula in check.position_formulas]
+            answers = [formula.evaluate(values) for formula in formulas]
         except FormulaError:
             continue
-        if any(a * o <= 0 or relative_difference(a, o) < n for a, o, n in zip(answers, originals, needed, strict=True)):
-            continue
-        if not all(_fits_key_precision(correct[i], answers[i] / check.answer_scales[i]) for i in positions):
+        if not acceptable(answers):
             continue
         old_spans, new_spans = _changed_spans(verification, names, new_numbers, values)  # type: ignore[arg-type]
         if len(set(new_spans)) == len(new_spans) and not any(count_span(question.stem, s) for s in new_spans):
-            break
-    else:
-        gaps = ", ".join(f"{n:.1%}" for n in needed)
-        return finish(
-            record,
-            "rejected",
-            f"no draw in {MAX_DRAWS} moved every number by its option gap ({gaps}) with new values "
-            "not already in the question",
-            "answer_moved",
-        )
-    moved = ", ".join(
-        f"{o:.6g} -> {a:.6g} (needed {n:.1%})" for o, a, n in zip(originals, answers, needed, strict=True)
-    )
-    record.trail.append(Check("answer_moved", True, moved))
-    record.changed = names
-    record.new_values = values
-    record.new_answer_value = answers[0]
-    written = [answers[i] / check.answer_scales[i] for i in positions]
-    try:
-        record.choices, record.correct_letter = rebuild_tuple_choices(question, options, written, rng)
-    except ValueError as error:
-        return finish(record, "rejected", str(error), "choices_rebuilt")
-    # no `numeric_key` gradeability check (as `_rebuild_choices_into` makes for one number per option): options
-    # carrying several numbers are graded by letter, as the original question is
-    record.trail.append(Check("choices_rebuilt", True, f"correct option {record.correct_letter}"))
+            record.changed, record.new_values = names, values
+            return _Draw(answers, old_spans, new_spans)
+    return None
+
+
+def _rewrite_plan(question: Question, verification: Verification, record: PerturbationRecord, draw: _Draw) -> Plan:
+    """The plan for the rewrite step: which spans change, which must stay, and the prompt that asks for it."""
     kept = [
         info.spec.span
-        for name, info in infos.items()
-        if info.text is not None and info.occurrences and info.spec.span not in old_spans
+        for info in verification.parameters.values()
+        if info.text is not None and info.occurrences and info.spec.span not in draw.old_spans
     ]
-    changes = "\n".join(f"- {old!r} becomes {new!r}" for old, new in zip(old_spans, new_spans, strict=True))
+    changes = "\n".join(f"- {old!r} becomes {new!r}" for old, new in zip(draw.old_spans, draw.new_spans, strict=True))
     prompt = PERTURB_REWRITE_CHANGE_USER.format(stem=question.stem, changes=changes)
-    return Plan(record, old_spans, new_spans, kept, prompt)
+    return Plan(record, draw.old_spans, draw.new_spans, kept, prompt)
 
 
 def _options_in_range(question: Question, options: Mapping[str, NumberText], answer: float, scale: float,
