@@ -191,8 +191,8 @@ def test_counterfactual_reach_splits_the_study_perturbations_by_the_census(tmp_p
     table = tables.counterfactual_reach(report_runs.collect_all(tmp_path, include_reference=True))
     study = table["gpt-4o-mini, original study"]
     assert study["level-1 perturbations called valid"] == 702
-    assert study["  changed nothing"] == 261
-    assert [study[f"  unchecked, on a question {kind}"] for kind in
+    assert study["of which changed nothing"] == 261
+    assert [study[f"of which unchecked, on a question {kind}"] for kind in
             ("with no number", "whose numbers decide nothing", "with a computation")] == [256, 66, 119]
     assert study["new answer computed and verified by code"] == 0
     assert study["gap on the computational ones, pp (new answers unverified)"] == "+35.3 [23.5, 47.1]"

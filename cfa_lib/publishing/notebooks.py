@@ -173,8 +173,9 @@ its inputs as written in the stem and the textbook formula over them, verified b
 `cfa_lib` draws new values that look like the originals, computes the new answer itself, rewrites the stem
 and rebuilds the choices, all offline. For a decision question (the key is "daily", "greater than the lump
 sum") a draw may change the correct option: whether the model follows the new key or keeps the old one is
-the sharpest memorization test. A question without a template goes to a generator model that proposes a formula,
-under the same checks. Nothing a model says about the new answer is trusted.
+the sharpest memorization test. Every other question of the two datasets is left out with its reviewed
+reason (the census below); only a question of another dataset goes to a generator model that proposes a
+formula, under the same checks. Nothing a model says about the new answer is trusted.
 """),
     parameters("""
 generator_model = None   # None: gpt-4o for OpenAI models (as in the study), else the model itself

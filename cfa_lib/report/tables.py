@@ -455,10 +455,10 @@ def template_coverage(dataset: str, data: dict[str, Any] | None = None) -> pd.Da
         "no number in the question": census["no_number"],
         "numbers, but no computation decides the key": census["not_computational"],
         "computational": census["computational"],
-        "  with a template verified against the key": census["verified"],
+        "computational, with a template verified against the key": census["verified"],
     }
     for reason, n_questions in sorted(census["without_template"].items(), key=lambda item: -item[1]):
-        rows[f"  no template: {reason}"] = n_questions
+        rows[f"computational, no template: {reason}"] = n_questions
     if census["unreviewed"]:
         rows["not reviewed yet"] = len(census["unreviewed"])
     rows["share of the dataset covered"] = pct(census["verified"] / n, 1)
@@ -476,7 +476,7 @@ def counterfactual_reach(runs: Mapping[str, Sequence[Run]], dataset: str = "easy
     code computed."""
     classes = perturbation.question_classes(dataset)
     computational = {perturbation.TEMPLATED, perturbation.WITHOUT_TEMPLATE}
-    rest = "  unchecked, on a question"
+    rest = "of which unchecked, on a question"
     rows = {}
     for run in runs.get("counterfactual", []):
         if not (run.reference and run.as_published and run.metadata.get("dataset", dataset) == dataset):
@@ -489,7 +489,7 @@ def counterfactual_reach(runs: Mapping[str, Sequence[Run]], dataset: str = "easy
             [row for row in regraded if classes.get(row.question_id) in computational], [1])["perturbation_levels"]["1"]
         rows[run.label.replace(" (reference, as published)", "") + ", original study"] = {
             "level-1 perturbations called valid": len(valid),
-            "  changed nothing": len(valid) - len(kept),
+            "of which changed nothing": len(valid) - len(kept),
             f"{rest} with no number": kept.count(perturbation.NO_NUMBER),
             f"{rest} whose numbers decide nothing": kept.count(perturbation.NOT_COMPUTATIONAL),
             f"{rest} with a computation": sum(kind in computational for kind in kept),
@@ -498,7 +498,7 @@ def counterfactual_reach(runs: Mapping[str, Sequence[Run]], dataset: str = "easy
                 f"{pp(on_computation['memorization_gap'])} {ci(on_computation['memorization_gap_ci'])}"}
     valid_now = perturbation.valid_per_level(dataset)
     rows["this toolkit, verified templates (seed 0)"] = {
-        "level-1 perturbations called valid": valid_now[1], "  changed nothing": 0,
+        "level-1 perturbations called valid": valid_now[1], "of which changed nothing": 0,
         f"{rest} with no number": 0, f"{rest} whose numbers decide nothing": 0, f"{rest} with a computation": 0,
         "new answer computed and verified by code": valid_now[1],
         **{f"valid at level {level}": n for level, n in valid_now.items() if level != 1},
@@ -524,14 +524,19 @@ def counterfactual_flips(data: dict[str, Any]) -> pd.DataFrame:
 
 
 def counterfactual_reasons(data: dict[str, Any], top: int = 10) -> pd.DataFrame:
-    """Why items were not valid, most frequent first: the coverage table's counts explained."""
-    reasons = Counter(
-        (p["level"], p.get("status", "invalid"), " ".join(str(p.get("reason") or "").split())[:160])
-        for row in data["results"] for p in row["perturbations"] if not p["valid"]
-    )
-    rows = [{"level": level, "status": status, "reason": reason, "questions": n}
-            for (level, status, reason), n in reasons.most_common(top)]
-    return pd.DataFrame(rows, columns=["level", "status", "reason", "questions"])
+    """Why items were not valid, most frequent first: the coverage table's counts explained (one row per
+    reason, with the levels it stopped and the items it stopped)."""
+    levels: dict[tuple[str, str], set[str]] = {}
+    items: Counter[tuple[str, str]] = Counter()
+    for row in data["results"]:
+        for p in row["perturbations"]:
+            if not p["valid"]:
+                key = (p.get("status", "invalid"), " ".join(str(p.get("reason") or "").split())[:160])
+                levels.setdefault(key, set()).add(str(p["level"]))
+                items[key] += 1
+    rows = [{"status": status, "reason": reason, "levels": ", ".join(sorted(levels[(status, reason)])), "items": n}
+            for (status, reason), n in items.most_common(top)]
+    return pd.DataFrame(rows, columns=["status", "reason", "levels", "items"])
 
 
 def counterfactual_accuracy(data: dict[str, Any]) -> pd.DataFrame:
