@@ -266,7 +266,7 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
                 not_shown.append(f"{label} (level {level})")
                 continue  # no valid perturbation answered at this level: nothing to compare
             name = PERTURBATION_NAMES.get(str(level), "")
-            group = f"{label}\nlevel {level}: {name}\n(n = {lv.get('n_valid')})"
+            group = f"{label}\nlevel {level}: {name}\n(n = {lv.get('n_paired', lv.get('n_valid'))})"
             groups.append(group)
             original = lv.get("accuracy_original_on_valid", s.get("accuracy_original"))
             original_ci = lv.get("accuracy_original_on_valid_ci") if "accuracy_original_on_valid" in lv else \
