@@ -304,9 +304,10 @@ is left out.
     code('figures.figure("fig3_counterfactual", runs, figures_dir)'),
     md("""
 **Figure 3.** Accuracy on the original questions and on their perturbed versions, per model and
-perturbation level (n: valid perturbations with both answers graded), with 95% Wilson intervals where the results file allows
-them. Above each pair: the memorization gap in percentage points. The original study's files only
-record the accuracy over all questions, so for them the first bar is that accuracy (the legend says so).
+perturbation level (n: valid perturbations with both answers graded), with 95% Wilson intervals where
+the results file allows them. Above each pair: the memorization gap in percentage points. The original
+study's files only record the accuracy over all questions, so for them the first bar is that accuracy
+(the legend says so).
 """),
     md("""
 ## Error categories of the incorrect answers (Figure 4)

@@ -8,6 +8,7 @@ Accuracies are fractions in the summaries and percent on the axes.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -98,7 +99,13 @@ def _n(summary: Summary, *keys: str) -> int | None:
 
 
 def _group_label(label: str, n: int | None) -> str:
-    return label if n is None else f"{label}\n(n = {n})"
+    """A run's label under its bars, wrapped so five runs side by side do not overlap."""
+    wrapped = _wrap(label)
+    return wrapped if n is None else f"{wrapped}\n(n = {n})"
+
+
+def _wrap(label: str, width: int = 16) -> str:
+    return textwrap.fill(label, width, break_on_hyphens=False, break_long_words=False)
 
 
 def _error_bars(ax, bars, intervals: Sequence[Sequence[float] | None]) -> None:
@@ -194,7 +201,7 @@ def option_bias_figure(summaries: Mapping[str, Summary]) -> Figure:
             if ci is not None:
                 text += f"\n95% CI [{percent_value(ci[0]):.1f}, {percent_value(ci[1]):.1f}]"
             ax.text(i, 107, f"{text}\nMcNemar {format_p(mc.get('p_value'))}", ha="center", va="bottom",
-                    fontsize=7.5)
+                    fontsize=7.5 if len(groups) <= 4 else 6.5)
         _accuracy_axes(ax, top=128)
         fig.tight_layout()
     return _finished(fig)
@@ -266,7 +273,8 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
                 not_shown.append(f"{label} (level {level})")
                 continue  # no valid perturbation answered at this level: nothing to compare
             name = PERTURBATION_NAMES.get(str(level), "")
-            group = f"{label}\nlevel {level}: {name}\n(n = {lv.get('n_paired', lv.get('n_valid'))})"
+            level_name = _wrap(f"level {level}: {name}", 12)
+            group = f"{_wrap(label)}\n{level_name}\n(n = {lv.get('n_paired', lv.get('n_valid'))})"
             groups.append(group)
             original = lv.get("accuracy_original_on_valid", s.get("accuracy_original"))
             original_ci = lv.get("accuracy_original_on_valid_ci") if "accuracy_original_on_valid" in lv else \
@@ -290,9 +298,9 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
             _error_bars(ax, container, intervals[condition])
             _value_labels(ax, container, intervals[condition])
         for i, gap in enumerate(gaps):
-            text = "gap n/a" if gap is None else f"gap {percent_value(gap):+.1f} pp"
-            ax.text(i, 107, text, ha="center", va="bottom", fontsize=7.5)
-        _accuracy_axes(ax, top=116)
+            text = "gap n/a" if gap is None else f"gap\n{percent_value(gap):+.1f} pp"
+            ax.text(i, 104, text, ha="center", va="bottom", fontsize=7.5 if len(groups) <= 4 else 6.5)
+        _accuracy_axes(ax, top=122)
         if not_shown:  # say who is missing rather than let a reader think a run was forgotten
             ax.set_xlabel("No valid perturbation answered: " + ", ".join(not_shown), fontsize=7.5, color="#555555")
         fig.tight_layout()
