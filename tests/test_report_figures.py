@@ -83,7 +83,7 @@ def test_option_bias_figure_has_two_bars_per_model_with_their_accuracies_and_mcn
     assert len(heights) == 4  # seaborn orders by hue: with options for both models, then without
     assert heights == [82.56, 92.83, 80.62, 86.34]
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
-    assert ticks == ["gpt-4o-mini (reference)\n(n = 1032)", "gpt-5-mini (reference)\n(n = 1032)"]
+    assert ticks == ["gpt-4o-mini\n(reference)\n(n = 1032)", "gpt-5-mini\n(reference)\n(n = 1032)"]  # wrapped
     assert "bias +1.9 pp\n95% CI [-1.3, 5.1]\nMcNemar p = 0.251" in texts(fig)
     assert "McNemar p < 0.001" in texts(fig)
     assert fig.axes[0].get_ylabel() == "Accuracy (%)"
@@ -107,7 +107,7 @@ def test_counterfactual_figure_pairs_original_and_perturbed_per_level_and_says_w
     fig = figures.counterfactual_figure(COUNTERFACTUAL)
     assert len(bars(fig)) == 6  # local: levels 1 and 2, reference: level 1; two bars each
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
-    assert ticks[0] == "local\nlevel 1: one number changed\n(n = 6)"
+    assert ticks[0] == "local\nlevel 1: one\nnumber\nchanged\n(n = 6)"
     assert ticks[2] == "gpt-4o-mini (reference)\nlevel 1: one number changed\n(n = 702)"
     assert "gap +18.6 pp" in texts(fig) and "gap +33.3 pp" in texts(fig)
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
