@@ -109,7 +109,7 @@ def test_counterfactual_figure_pairs_original_and_perturbed_per_level_and_says_w
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert ticks[0] == "local\nlevel 1: one\nnumber\nchanged\n(n = 6)"
     assert ticks[2] == "gpt-4o-mini\n(reference)\nlevel 1: one\nnumber\nchanged\n(n = 702)"
-    assert "gap +18.6 pp" in texts(fig) and "gap +33.3 pp" in texts(fig)
+    assert "gap\n+18.6 pp" in texts(fig) and "gap\n+33.3 pp" in texts(fig)
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert legend == ["original question (all questions)", "perturbed question"]
 
