@@ -510,3 +510,12 @@ def test_a_level_1_pair_perturbation_has_exactly_one_option_matching_both_new_nu
             matching.append(letter)
     assert matching == [record.correct_letter]
     assert record.question != question.stem
+
+
+def test_level3_rejects_options_with_the_other_sign_of_the_asked_input(challenge):
+    """challenge_42 asks, at level 3, for the 10-year yield (5.75); the answer's options carry gaps that
+    would rebuild "-8.62" and "-5.75" beside it, which no reader would weigh, so the item is rejected."""
+    questions, templates = challenge
+    record, = template_perturbations([questions["challenge_42"]], templates, levels=(3,), seed=0)
+    assert (record.status, record.reason) == (
+        "rejected", "rebuilt option '-8.62' has the other sign of the asked 10-year yield (%) (5.75)")

@@ -277,6 +277,13 @@ def _plan_unknown(
     )
     if rejected is not None:
         return rejected
+    # the gaps come from the answer's options: a distractor of the answer with the other sign would make a
+    # "-8.62" beside a yield of 5.75, an option no reader would weigh
+    flipped = [text for text in record.choices.values()
+               if (found := find_numbers(text)) and found[0].number * info.text.number <= 0]
+    if flipped:
+        return finish(record, "rejected", f"rebuilt option {flipped[0]!r} has the other sign of the asked "
+                      f"{info.spec.description or unknown} ({info.spec.span})", "choices_rebuilt")
     kept = [
         other.spec.span
         for name, other in infos.items()
