@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -87,16 +88,24 @@ NO_NUMBER, NOT_COMPUTATIONAL, TEMPLATED, WITHOUT_TEMPLATE, UNREVIEWED = (
     "no number", "not computational", "templated", "without template", "unreviewed")
 
 
-def question_classes(dataset: str, directory: Path | str | None = None) -> dict[str, str]:
-    """Every question's class, by id; refuses a question listed in two classes or an id the dataset lacks."""
+@dataclass(frozen=True)
+class _Review:
+    """The three reviewed files of a dataset, read once, and every question's class."""
+
+    without_template: dict[str, dict[str, str]]
+    not_computational: dict[str, dict[str, str]]
+    classes: dict[str, str]
+
+
+def _review(dataset: str, directory: Path | str | None) -> _Review:
+    """Refuses a question listed in two classes or an id the dataset lacks."""
     folder = Path(directory) if directory is not None else templates_dir()
     questions = load_dataset(dataset)
     known = {q.id for q in questions}
-    listed = {
-        TEMPLATED: set(load_templates(dataset, folder)),
-        WITHOUT_TEMPLATE: set(read_reasons(folder / f"{dataset}_without_template.jsonl", categorised=True)),
-        NOT_COMPUTATIONAL: set(read_reasons(folder / f"{dataset}_not_computational.jsonl")),
-    }
+    without = read_reasons(folder / f"{dataset}_without_template.jsonl", categorised=True)
+    conceptual = read_reasons(folder / f"{dataset}_not_computational.jsonl")
+    listed = {TEMPLATED: set(load_templates(dataset, folder)), WITHOUT_TEMPLATE: set(without),
+              NOT_COMPUTATIONAL: set(conceptual)}
     names = list(listed)
     for i, name in enumerate(names):
         unknown = sorted(listed[name] - known)
@@ -113,38 +122,39 @@ def question_classes(dataset: str, directory: Path | str | None = None) -> dict[
             classes[q.id] = listed_as[0]
         else:
             classes[q.id] = UNREVIEWED if _DIGIT.search(" ".join([q.stem, *q.choices.values()])) else NO_NUMBER
-    return classes
+    return _Review(without, conceptual, classes)
+
+
+def question_classes(dataset: str, directory: Path | str | None = None) -> dict[str, str]:
+    """Every question's class, by id; refuses a question listed in two classes or an id the dataset lacks."""
+    return _review(dataset, directory).classes
 
 
 def left_out(dataset: str, directory: Path | str | None = None) -> dict[str, str]:
     """Why each reviewed question without a template is not perturbed, by id: the experiment records it as
     not perturbable with this reason, and no generator is asked to guess it."""
-    folder = Path(directory) if directory is not None else templates_dir()
-    reasons = {NO_NUMBER: {}, UNREVIEWED: {}, TEMPLATED: {},
-               WITHOUT_TEMPLATE: read_reasons(folder / f"{dataset}_without_template.jsonl", categorised=True),
-               NOT_COMPUTATIONAL: read_reasons(folder / f"{dataset}_not_computational.jsonl")}
+    review = _review(dataset, directory)
     out = {}
-    for question_id, kind in question_classes(dataset, folder).items():
+    for question_id, kind in review.classes.items():
         if kind == NO_NUMBER:
             out[question_id] = "no number in the question"
-        elif kind in (WITHOUT_TEMPLATE, NOT_COMPUTATIONAL):
-            prefix = "computational, no faithful template" if kind == WITHOUT_TEMPLATE else "not computational"
-            out[question_id] = f"{prefix}: {reasons[kind][question_id]['reason']}"
+        elif kind == WITHOUT_TEMPLATE:
+            out[question_id] = f"computational, no faithful template: {review.without_template[question_id]['reason']}"
+        elif kind == NOT_COMPUTATIONAL:
+            out[question_id] = f"not computational: {review.not_computational[question_id]['reason']}"
     return out
 
 
 def dataset_census(dataset: str, directory: Path | str | None = None) -> dict[str, Any]:
     """The coverage report (`template_coverage`) plus how many questions are in each class, and why the
     computational ones without a template have none (by category)."""
-    folder = Path(directory) if directory is not None else templates_dir()
-    classes = question_classes(dataset, folder)
-    counts = Counter(classes.values())
-    without = read_reasons(folder / f"{dataset}_without_template.jsonl", categorised=True)
+    review = _review(dataset, directory)
+    counts = Counter(review.classes.values())
     return {
-        **template_coverage(dataset, folder),
+        **template_coverage(dataset, directory),
         "no_number": counts[NO_NUMBER],
         "not_computational": counts[NOT_COMPUTATIONAL],
         "computational": counts[TEMPLATED] + counts[WITHOUT_TEMPLATE],
-        "without_template": dict(Counter(CATEGORIES[item["category"]] for item in without.values())),
-        "unreviewed": [question_id for question_id, kind in classes.items() if kind == UNREVIEWED],
+        "without_template": dict(Counter(CATEGORIES[item["category"]] for item in review.without_template.values())),
+        "unreviewed": [question_id for question_id, kind in review.classes.items() if kind == UNREVIEWED],
     }
