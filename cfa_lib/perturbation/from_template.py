@@ -26,8 +26,10 @@ from cfa_lib.perturbation.plan import (
     _changed_spans,
     _plan_unknown,
     _rng,
+    changeable_inputs,
     plan_perturbation,
     plan_tuple_perturbation,
+    too_few_inputs,
 )
 from cfa_lib.perturbation.records import finish
 from cfa_lib.perturbation.rewrite import check_rewrite
@@ -231,11 +233,10 @@ def _perturb_decision(
     verification = check.verification
     assert verification is not None
     infos = verification.parameters
-    candidates = [name for name, info in infos.items() if name in verification.used and changeable(info, infos)]
-    if len(candidates) < level:
-        names = ", ".join(candidates) or "none"
-        reason = f"level {level} needs {level} changeable parameters; changeable: {names}"
-        return finish(record, "not_perturbable", reason, "changeable_parameters")
+    candidates = changeable_inputs(verification)
+    too_few = too_few_inputs(record, level, candidates)
+    if too_few is not None:
+        return too_few
     rng = _rng(seed, question.id, level)
     last = ""
     for _ in range(MAX_DRAWS):

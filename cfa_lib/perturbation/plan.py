@@ -53,9 +53,7 @@ def plan_perturbation(
     record.trail.extend(verification.trail)
     record.original_answer_value = verification.original_answer_value
     if level == 3:
-        infos = verification.parameters
-        candidates = [name for name, info in infos.items() if name in verification.used and changeable(info, infos)]
-        return _plan_unknown(question, verification, record, rng, candidates)
+        return _plan_unknown(question, verification, record, rng, changeable_inputs(verification))
     options = verification.options
     correct = options[question.answer]
     needed = _needed_move([options[d].number for d in question.distractors if d in options], correct.number)
@@ -128,6 +126,21 @@ def plan_tuple_perturbation(
     return _rewrite_plan(question, verification, record, draw)
 
 
+def changeable_inputs(verification: Verification) -> list[str]:
+    """The inputs a perturbation may move: used by the formula and `changeable` (one number of its own)."""
+    infos = verification.parameters
+    return [name for name, info in infos.items() if name in verification.used and changeable(info, infos)]
+
+
+def too_few_inputs(record: PerturbationRecord, level: int, candidates: Sequence[str]) -> PerturbationRecord | None:
+    """The record finished as not perturbable when fewer than `level` inputs can change, else None."""
+    if len(candidates) >= level:
+        return None
+    names = ", ".join(candidates) or "none"
+    return finish(record, "not_perturbable", f"level {level} needs {level} changeable parameters; changeable: {names}",
+                  "changeable_parameters")
+
+
 @dataclass
 class _Draw:
     """New values of the drawn inputs, the answers they give, and the spans they change."""
@@ -154,11 +167,10 @@ def _draw(question: Question, verification: Verification, formulas: Sequence[For
     already written in the question (it would make the text checks ambiguous). The record is filled with
     the draw, or finished when too few inputs can change; None when no draw in MAX_DRAWS fits."""
     infos = verification.parameters
-    candidates = [name for name, info in infos.items() if name in verification.used and changeable(info, infos)]
-    if len(candidates) < level:
-        names = ", ".join(candidates) or "none"
-        return finish(record, "not_perturbable", f"level {level} needs {level} changeable parameters; changeable: "
-                      f"{names}", "changeable_parameters")
+    candidates = changeable_inputs(verification)
+    too_few = too_few_inputs(record, level, candidates)
+    if too_few is not None:
+        return too_few
     record.trail.append(Check("changeable_parameters", True, ", ".join(candidates)))
     for _ in range(MAX_DRAWS):
         chosen = sorted(rng.choice(len(candidates), size=level, replace=False).tolist())
