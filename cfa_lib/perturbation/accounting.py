@@ -98,12 +98,15 @@ def _slots(text: str, where: str, template: Template, infos: Mapping[str, Parame
     slots = [Slot(match.start(), "answer") for match in span_matches(text, ANSWER_MARK)]
     for number in written_numbers(text):
         start = len(number.lead)
-        slot = Slot(start, "answer", (), number) if start in answers else claimed.get(start)
+        slot = claimed.pop(start, None)
+        slot = Slot(start, "answer", (), number) if start in answers else slot
         if slot is None:
             problems.append(f"number {number.core!r} in {where} ({_context(text, number)}) is not accounted for: "
                             "bind it to an input ('also'), derive it, or fix it with a reason")
         else:
             slots.append(slot)
+    problems += [f"the number of {slot.names[0]!r} ({slot.number.core if slot.number else ''!r}) in {where} is not "
+                 "read as a number there (glued to a word?)" for slot in claimed.values() if slot.names]
     return sorted(slots, key=lambda slot: slot.start), problems
 
 
@@ -145,21 +148,20 @@ def _unused_fixed(question: Question, template: Template, level3_text: str | Non
 def literal_problems(question: Question, formulas: Mapping[str, Formula]) -> list[str]:
     """A formula may not hold a literal that equals a number of an option (as written or at its scale):
     options kept verbatim while the key is recomputed from constants copied out of them ("abs(ie - dip -
-    22)") stay wrong after every draw. `formulas` by where they are written ("formula", "option A")."""
+    22)") stay wrong after every draw. 0 and 1 (as in "1 + r") are structure, not copies. `formulas` by
+    where they are written ("formula", "the formula of option A")."""
     problems = []
     for where, formula in formulas.items():
-        for literal in formula.literals:
-            for letter, text in question.choices.items():
-                for number in find_numbers(text):
-                    if any(literal and abs(literal - abs(number.number) * scale) <= 1e-9 * literal
-                           for scale in number.scales):
-                        problems.append(f"{where} holds the literal {literal:g}, a number of option {letter} "
-                                        f"({text!r}): options must be rebuilt from formulas, not copied into one")
+        for literal in sorted(set(formula.literals) - {0.0, 1.0}):
+            copied = [letter for letter, text in question.choices.items() for number in find_numbers(text)
+                      if any(abs(literal - abs(number.number) * scale) <= 1e-9 * literal for scale in number.scales)]
+            if copied:
+                problems.append(f"{where} holds the literal {literal:g}, a number of option {copied[0]} "
+                                f"({question.choices[copied[0]]!r}): rebuild the options from formulas instead")
     return problems
 
 
-def level3_leaks(slots: Sequence[Slot], unknown: str, derived: Mapping[str, Formula]) -> list[str]:
-    """Numbers of the level-3 stem that state the unknown, directly or through a derived value of it."""
-    follows = {name for name, formula in derived.items() if unknown in formula.names}
-    return [f"the level-3 stem still states {name!r} ({slot.number.core!r})"
-            for slot in slots for name in slot.names if name == unknown or name in follows]
+def level3_leaks(slots: Sequence[Slot], unknown: str) -> list[str]:
+    """Numbers of the level-3 stem that still state the unknown (its span or an `also` copy)."""
+    return [f"the level-3 stem still states the unknown {unknown!r} ({slot.number.core!r})"
+            for slot in slots if unknown in slot.names and slot.number is not None]

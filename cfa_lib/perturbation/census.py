@@ -39,6 +39,7 @@ CATEGORIES = {
     "statements": "a choice between statements, not a computed quantity",
     "words decide": "a fact stated in words decides the key, not the numbers",
     "boundary": "the deciding value sits on a decision boundary",
+    "no valid draw": "no draw gives an item a careful grader would accept (checked at seeds 0 to 9)",
 }
 
 _DIGIT = re.compile(r"\d")

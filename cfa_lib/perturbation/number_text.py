@@ -19,7 +19,10 @@ from dataclasses import dataclass
 
 from cfa_lib.answers.numbers import DIGITS
 
-_NUMBER = re.compile(rf"(?<![\w.,])(?P<sign>[-–−]?)(?P<currency>[$€£¥]?)(?P<digits>{DIGITS})(?!\d)")
+# a number starts after a non-word character, or right after a currency code ("USD96.5 million", "CHF500,000")
+_CODES = ("USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "CNY", "HKD")
+_START = "|".join([r"(?<![\w.,])", *(f"(?<={code})" for code in _CODES)])
+_NUMBER = re.compile(rf"(?:{_START})(?P<sign>[-–−]?)(?P<currency>[$€£¥]?)(?P<digits>{DIGITS})(?!\d)")
 _PERCENT = re.compile(r"^\s*(?:%|percent\b)", re.I)
 _MULTIPLIERS = (
     (re.compile(r"^\s*thousand\b", re.I), 1e3),

@@ -203,7 +203,7 @@ def _check_accounting(question: Question, template: Template, check: TemplateChe
     accounting = account(question, template, infos, level3_text)
     problems = accounting.problems + literal_problems(question, parsed.formulas)
     if template.level3 is not None:
-        problems += level3_leaks(accounting.level3, template.level3.unknown, verification.derived)
+        problems += level3_leaks(accounting.level3, template.level3.unknown)
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise _Failed("numbers_accounted", "; ".join(problems[:3]) + more)
