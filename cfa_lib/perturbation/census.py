@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 from cfa_lib.data import load_dataset
 from cfa_lib.perturbation.from_template import template_perturbations
 from cfa_lib.perturbation.templates import TemplateError, load_templates, template_coverage, templates_dir
+from cfa_lib.perturbation.usable import usability, usable_report
 
 # Why a computational question has no template: the closed set the coverage table groups by.
 CATEGORIES = {
@@ -146,11 +148,15 @@ def left_out(dataset: str, directory: Path | str | None = None) -> dict[str, str
     return out
 
 
-def dataset_census(dataset: str, directory: Path | str | None = None) -> dict[str, Any]:
+def dataset_census(dataset: str, directory: Path | str | None = None, seeds: Sequence[int] | None = None
+                   ) -> dict[str, Any]:
     """The coverage report (`template_coverage`) plus how many questions are in each class, and why the
-    computational ones without a template have none (by category)."""
+    computational ones without a template have none (by category). With `seeds`, also how many of them give
+    each template a valid item per level (`usable.usable_report`, under "usability"): coverage counts only
+    templates that are usable."""
     review = _review(dataset, directory)
     counts = Counter(review.classes.values())
+    usable = {"usability": usable_report(usability(dataset, directory, seeds), seeds)} if seeds else {}
     return {
         **template_coverage(dataset, directory),
         "no_number": counts[NO_NUMBER],
@@ -158,4 +164,4 @@ def dataset_census(dataset: str, directory: Path | str | None = None) -> dict[st
         "computational": counts[TEMPLATED] + counts[WITHOUT_TEMPLATE],
         "without_template": dict(Counter(CATEGORIES[item["category"]] for item in review.without_template.values())),
         "unreviewed": [question_id for question_id, kind in review.classes.items() if kind == UNREVIEWED],
-    }
+    } | usable

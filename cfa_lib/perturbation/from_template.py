@@ -44,11 +44,13 @@ def template_perturbations(
     levels: Sequence[int] = (1, 2, 3),
     seed: int = 0,
     left_out: Mapping[str, str] | None = None,
+    checks: Mapping[str, TemplateCheck] | None = None,
 ) -> list[PerturbationRecord]:
     """One record per (question, level), in that order, like `build_perturbations`, fully offline.
 
     A question without a template is `not_perturbable`; one whose template fails `verify_template` is
-    `not_verifiable` with the failed rule. Nothing here raises on a template's arithmetic.
+    `not_verifiable` with the failed rule. Nothing here raises on a template's arithmetic. `checks`: the
+    templates' `verify_template` results when the caller has them (several seeds of one dataset).
     """
     levels = tuple(levels)
     bad = [level for level in levels if level not in LEVELS]
@@ -57,7 +59,7 @@ def template_perturbations(
     records: list[PerturbationRecord] = []
     for question in questions:
         template = templates.get(question.id)
-        check = verify_template(question, template) if template is not None else None
+        check = None if template is None else (checks or {}).get(question.id) or verify_template(question, template)
         for level in levels:
             record = _base_record(question, level, template)
             try:
