@@ -201,7 +201,7 @@ def _check_accounting(question: Question, template: Template, check: TemplateChe
         info.also = parsed.also[name]
     level3_text = apply_edits(question.stem, template, ANSWER_MARK) if template.level3 is not None else None
     accounting = account(question, template, infos, level3_text)
-    problems = accounting.problems + literal_problems(question, parsed.formulas)
+    problems = literal_problems(question, parsed.formulas) + accounting.problems
     if template.level3 is not None:
         problems += level3_leaks(accounting.level3, template.level3.unknown)
     if problems:
