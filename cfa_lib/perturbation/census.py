@@ -25,7 +25,7 @@ from typing import Any
 
 from cfa_lib.data import load_dataset
 from cfa_lib.perturbation.from_template import template_perturbations
-from cfa_lib.perturbation.templates import TemplateError, load_templates, template_coverage, templates_dir
+from cfa_lib.perturbation.templates import TemplateError, load_templates, templates_dir, verify_template
 from cfa_lib.perturbation.usable import usability, usable_report
 
 # Why a computational question has no template: the closed set the coverage table groups by.
@@ -84,6 +84,28 @@ def valid_per_level(dataset: str, levels: tuple[int, ...] = (1, 2, 3), seed: int
     questions = [q for q in load_dataset(dataset) if q.id in templates]
     counts = Counter(r.level for r in template_perturbations(questions, templates, levels, seed) if r.status == "valid")
     return {level: counts.get(level, 0) for level in levels}
+
+
+def template_coverage(dataset: str, directory: Path | str | None = None) -> dict[str, Any]:
+    """The coverage report of one dataset's templates (the `--json` object)."""
+    questions = {q.id: q for q in load_dataset(dataset)}
+    templates = load_templates(dataset, directory)
+    failed = []
+    for question_id, template in templates.items():
+        question = questions.get(question_id)
+        if question is None:
+            failed.append({"question_id": question_id, "reason": "no such question in the dataset"})
+            continue
+        check = verify_template(question, template)
+        if not check.ok:
+            failed.append({"question_id": question_id, "reason": f"{check.check}: {check.reason}"})
+    return {
+        "dataset": dataset,
+        "questions": len(questions),
+        "templated": len(templates),
+        "verified": len(templates) - len(failed),
+        "failed": failed,
+    }
 
 
 # A question's class in the census (`question_classes`).

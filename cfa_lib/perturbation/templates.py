@@ -2,8 +2,8 @@
 
 A template (see datasets/templates/README.md) is the offline counterpart of the generator's formula
 extraction: a person wrote the inputs, their spans and the textbook formula, and code checks every rule
-of the contract before a template may drive a perturbation. Loading is strict (errors name the file,
-line, question and field); `verify_template` says whether a template holds and, if not, why.
+of the contract before a template may drive a perturbation. Its shape and strict loading are in `schema`
+(re-exported here); `verify_template` says whether a template holds and, if not, why.
 """
 
 from __future__ import annotations
@@ -11,11 +11,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from cfa_lib.answers.numbers import relative_difference
-from cfa_lib.data import Question, load_dataset
+from cfa_lib.data import Question
 from cfa_lib.perturbation.accounting import (
     ANSWER_MARK,
     Accounting,
@@ -70,8 +68,10 @@ class TemplateCheck:
 
 
 def verify_template(question: Question, template: Template) -> TemplateCheck:
-    """Every contract rule code can check: spans and values, key reproduced, no distractor within 0.5 %,
-    every parameter used and moving the answer, decision margin, level-3 edits and solve round trip."""
+    """Every contract rule code can check: spans and values (`also` copies too), key reproduced, no distractor
+    within 0.5 %, every parameter used and moving the answer, decision margin, the validity domain holding at
+    the original values, level-3 edits and solve round trip, and every number of the stem, the options and the
+    level-3 stem accounted for, with no formula literal copied from an option (`accounting`)."""
 
     def fail(check: str, reason: str) -> TemplateCheck:
         return TemplateCheck(question.id, False, reason, check)
@@ -437,25 +437,3 @@ def _check_level3(question: Question, template: Template, check: TemplateCheck) 
     if relative_difference(stated, values[unknown]) > REL_TOL:
         reason = f"the rounded answer {answer_text} implies {unknown} = {stated:.6g}, not {values[unknown]:g}"
         raise _Failed("level3_round_trip", reason)
-
-
-def template_coverage(dataset: str, directory: Path | str | None = None) -> dict[str, Any]:
-    """The coverage report of one dataset's templates (the `--json` object)."""
-    questions = {q.id: q for q in load_dataset(dataset)}
-    templates = load_templates(dataset, directory)
-    failed = []
-    for question_id, template in templates.items():
-        question = questions.get(question_id)
-        if question is None:
-            failed.append({"question_id": question_id, "reason": "no such question in the dataset"})
-            continue
-        check = verify_template(question, template)
-        if not check.ok:
-            failed.append({"question_id": question_id, "reason": f"{check.check}: {check.reason}"})
-    return {
-        "dataset": dataset,
-        "questions": len(questions),
-        "templated": len(templates),
-        "verified": len(templates) - len(failed),
-        "failed": failed,
-    }
