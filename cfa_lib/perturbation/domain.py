@@ -69,3 +69,8 @@ def parse_domain(conditions: Sequence[Condition], names: Iterable[str]) -> Domai
         parsed.append(_Parsed(parse_formula(left, names), found[0], parse_formula(right, names), text,
                               condition.reason))
     return Domain(tuple(parsed))
+
+
+def never_inside(draws: int, broken: str) -> str:
+    """The reason a level is never valid: none of its draws stayed in the domain (`broken`: the last one)."""
+    return f"no draw in {draws} stays in the validity domain: {broken}"

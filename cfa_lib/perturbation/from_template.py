@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from cfa_lib.data import Question
 from cfa_lib.params import PERTURBATION_LEVELS as LEVELS
+from cfa_lib.perturbation.domain import never_inside
 from cfa_lib.perturbation.formula import FormulaError
 from cfa_lib.perturbation.number_text import count_span, substitute_values
 from cfa_lib.perturbation.plan import (
@@ -36,6 +37,8 @@ from cfa_lib.perturbation.rewrite import check_rewrite
 from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, apply_edits, decide, verify_template
 from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan
 from cfa_lib.perturbation.values import changeable, draw_number
+
+OUTSIDE = "outside the validity domain: "  # a decision draw that breaks one of the template's conditions
 
 
 def template_perturbations(
@@ -242,7 +245,7 @@ def _perturb_decision(
         last = attempt.reason
         inside += attempt.trail[-1].name != "domain"
     if last and not inside:
-        return finish(record, "rejected", f"no draw in {MAX_DRAWS} stays in the validity domain: {last}", "domain")
+        return finish(record, "rejected", never_inside(MAX_DRAWS, last.removeprefix(OUTSIDE)), "domain")
     return finish(record, "rejected", f"no draw in {MAX_DRAWS} gave a valid decision question; last: {last}", "draws")
 
 
@@ -273,7 +276,7 @@ def perturb_decision(
     record.changed, record.new_values, record.new_answer_value = names, values, value
     broken = check.domain.broken(values)
     if broken:
-        return finish(record, "rejected", broken, "domain")
+        return finish(record, "rejected", OUTSIDE + broken, "domain")
     if key is None:
         return finish(record, "rejected", f"the deciding value {value:.6g} is in no option's interval", "decision")
     if margin < REL_TOL:

@@ -19,7 +19,7 @@ from cfa_lib.answers import numeric_key
 from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import Question
 from cfa_lib.perturbation.choices import rebuild_choices, rebuild_tuple_choices
-from cfa_lib.perturbation.domain import Domain
+from cfa_lib.perturbation.domain import Domain, never_inside
 from cfa_lib.perturbation.formula import Formula, FormulaError
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers
 from cfa_lib.perturbation.records import finish
@@ -202,7 +202,7 @@ def _draw(question: Question, verification: Verification, formulas: Sequence[For
             record.changed, record.new_values = names, values
             return _Draw(answers, old_spans, new_spans)
     if not inside and broken:
-        return finish(record, "rejected", f"no draw in {MAX_DRAWS} stays in the validity domain: {broken}", "domain")
+        return finish(record, "rejected", never_inside(MAX_DRAWS, broken), "domain")
     return None
 
 

@@ -47,12 +47,12 @@ def _rederive(question: Question, template: Template, check: TemplateCheck, reco
     assert verification is not None and accounting is not None and record.question is not None
     level3 = record.level == 3
     slots = accounting.level3 if level3 else accounting.stem
-    values, stated = _read(slots, written_numbers(record.question), verification.values())
+    values, written, stated = _read(slots, written_numbers(record.question), verification.values())
     for name, value in values.items():
         drawn = record.new_values.get(name)
         if name not in verification.derived and drawn is not None and relative_difference(value, drawn) > SAME:
             raise _Disagrees(f"the text states {name!r} = {value:.6g}, the draw {drawn:.6g}")
-    _check_derived(check, values, slots, written_numbers(record.question))
+    _check_derived(check, values, written)
     if level3:
         assert template.level3 is not None and stated is not None
         return _level3_key(check, record, values, stated * verification.answer_scale, template.level3.unknown)
@@ -72,13 +72,14 @@ def _rederive(question: Question, template: Template, check: TemplateCheck, reco
 
 
 def _read(slots: Sequence[Slot], numbers: Sequence[NumberText], defaults: Mapping[str, float]
-          ) -> tuple[dict[str, float], float | None]:
-    """Every parameter's value as the text states it (the template's value where it is not written), and
-    the stated answer of a level-3 stem; fixed numbers must be as written, copies of a quantity agree."""
+          ) -> tuple[dict[str, float], dict[str, tuple[NumberText, float]], float | None]:
+    """Every parameter's value as the text states it (the template's value where it is not written), each
+    parameter's number as written with its scale, and the stated answer of a level-3 stem; fixed numbers must
+    be as written, and every copy of a quantity must state one value."""
     if len(numbers) != len(slots):
         raise _Disagrees(f"the perturbed stem has {len(numbers)} numbers where the template accounts for {len(slots)}")
     values = dict(defaults)
-    seen: dict[str, str] = {}
+    written: dict[str, tuple[NumberText, float]] = {}
     stated = None
     for slot, number in zip(slots, numbers, strict=True):
         if slot.role == "answer":
@@ -89,25 +90,25 @@ def _read(slots: Sequence[Slot], numbers: Sequence[NumberText], defaults: Mappin
                 raise _Disagrees(f"fixed number {slot.number.core!r} now reads {number.core!r}")
         for name in slot.names:
             value = number.number * slot.scale
-            if name in seen and relative_difference(value, values[name]) > SAME:
-                raise _Disagrees(f"{name!r} is written {seen[name]!r} and {number.core!r}: one quantity, two values")
-            values[name], seen[name] = value, number.core
-    return values, stated
+            if name in written and relative_difference(value, values[name]) > SAME:
+                first = written[name][0].core
+                raise _Disagrees(f"{name!r} is written {first!r} and {number.core!r}: one quantity, two values")
+            values[name], written[name] = value, (number, slot.scale)
+    return values, written, stated
 
 
-def _check_derived(check: TemplateCheck, values: Mapping[str, float], slots: Sequence[Slot],
-                   numbers: Sequence[NumberText]) -> None:
+def _check_derived(check: TemplateCheck, values: Mapping[str, float],
+                   written: Mapping[str, tuple[NumberText, float]]) -> None:
     """Every derived value as written equals its formula over the inputs as read, to its written precision."""
     verification = check.verification
     assert verification is not None
-    for slot, number in zip(slots, numbers, strict=True):
-        for name in slot.names:
-            formula = verification.derived.get(name)
-            if formula is None:
-                continue
-            expected = formula.evaluate(values) / slot.scale
-            if abs(number.number - expected) > 0.5 * 10.0**-number.decimals + SAME * abs(expected):
-                raise _Disagrees(f"derived {name!r} is written {number.core!r} but {formula.text} gives {expected:.6g}")
+    for name, formula in verification.derived.items():
+        if name not in written:
+            continue
+        number, scale = written[name]
+        expected = formula.evaluate(values) / scale
+        if abs(number.number - expected) > 0.5 * 10.0**-number.decimals + SAME * abs(expected):
+            raise _Disagrees(f"derived {name!r} is written {number.core!r} but {formula.text} gives {expected:.6g}")
 
 
 def _one_option(record: PerturbationRecord, keys: Sequence[float], scales: Sequence[float]) -> None:
