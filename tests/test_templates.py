@@ -361,6 +361,7 @@ def test_a_distractor_without_a_number_is_kept_as_written():
         "formula": "(limit - price)*shares",
         "asked_quantity": "maximum loss",
         "unit": "$",
+        "fixed": [{"text": "stop 50", "reason": "stop price of the stop-limit buy"}],
     }
     check = verify_template(question, template(spec))
     assert check.ok, check.reason
@@ -461,6 +462,7 @@ EASY_388_PAIR = {  # sales at the operating breakeven and at the breakeven point
     "formulas": ["p*f/(p - v)", "p*(f + i)/(p - v)"],
     "asked_quantity": "sales at the operating breakeven and at the breakeven point",
     "unit": "¥",
+    "fixed": [{"text": "1\xa0million units", "reason": "current sales volume, not used"}],
 }
 
 

@@ -15,8 +15,11 @@ formula over those names; everything that decides a number is code, one step per
 * `types`: every type the steps hand to each other;
 * `census`: every question's class (no number, not computational, templated, reviewed without a
   template), so coverage is a share of the whole dataset;
-* `templates` and `from_template`: hand-written, code-verified templates (datasets/templates/) that
-  drive the same steps offline, without the generator (`python -m cfa_lib.perturbation verify`).
+* `templates` and `from_template`: hand-written, code-verified templates (datasets/templates/, shape in
+  `schema`) that drive the same steps offline, without the generator (`python -m cfa_lib.perturbation verify`);
+* `accounting` (what every number of a templated question is), `domain` (where a formula holds), `rederive`
+  (every emitted item's key re-derived from its own text), `usable` (valid seeds of ten per template and
+  level), `items` and `review` (the blind review's dump and rate).
 
 The prompts live in `cfa_lib.prompts` (PERTURB_*). The experiment needs only the names below.
 """
@@ -30,18 +33,21 @@ from cfa_lib.perturbation.census import (
     dataset_census,
     left_out,
     question_classes,
+    template_coverage,
     valid_per_level,
 )
 from cfa_lib.perturbation.from_template import template_perturbations
 from cfa_lib.perturbation.records import coverage_counts
-from cfa_lib.perturbation.templates import load_templates, template_coverage
+from cfa_lib.perturbation.templates import load_templates
 from cfa_lib.perturbation.types import PerturbationRecord
+from cfa_lib.perturbation.usable import SEEDS, usability
 
 __all__ = [
     "NOT_COMPUTATIONAL",
     "NO_NUMBER",
     "TEMPLATED",
     "WITHOUT_TEMPLATE",
+    "SEEDS",
     "PerturbationRecord",
     "build_perturbations",
     "coverage_counts",
@@ -51,5 +57,6 @@ __all__ = [
     "question_classes",
     "template_coverage",
     "template_perturbations",
+    "usability",
     "valid_per_level",
 ]

@@ -18,13 +18,15 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cfa_lib.data import load_dataset
 from cfa_lib.perturbation.from_template import template_perturbations
-from cfa_lib.perturbation.templates import TemplateError, load_templates, template_coverage, templates_dir
+from cfa_lib.perturbation.templates import TemplateError, load_templates, templates_dir, verify_template
+from cfa_lib.perturbation.usable import usability, usable_report
 
 # Why a computational question has no template: the closed set the coverage table groups by.
 CATEGORIES = {
@@ -39,6 +41,7 @@ CATEGORIES = {
     "statements": "a choice between statements, not a computed quantity",
     "words decide": "a fact stated in words decides the key, not the numbers",
     "boundary": "the deciding value sits on a decision boundary",
+    "no valid draw": "no draw gives an item a careful grader would accept (checked at seeds 0 to 9)",
 }
 
 _DIGIT = re.compile(r"\d")
@@ -81,6 +84,28 @@ def valid_per_level(dataset: str, levels: tuple[int, ...] = (1, 2, 3), seed: int
     questions = [q for q in load_dataset(dataset) if q.id in templates]
     counts = Counter(r.level for r in template_perturbations(questions, templates, levels, seed) if r.status == "valid")
     return {level: counts.get(level, 0) for level in levels}
+
+
+def template_coverage(dataset: str, directory: Path | str | None = None) -> dict[str, Any]:
+    """The coverage report of one dataset's templates (the `--json` object)."""
+    questions = {q.id: q for q in load_dataset(dataset)}
+    templates = load_templates(dataset, directory)
+    failed = []
+    for question_id, template in templates.items():
+        question = questions.get(question_id)
+        if question is None:
+            failed.append({"question_id": question_id, "reason": "no such question in the dataset"})
+            continue
+        check = verify_template(question, template)
+        if not check.ok:
+            failed.append({"question_id": question_id, "reason": f"{check.check}: {check.reason}"})
+    return {
+        "dataset": dataset,
+        "questions": len(questions),
+        "templated": len(templates),
+        "verified": len(templates) - len(failed),
+        "failed": failed,
+    }
 
 
 # A question's class in the census (`question_classes`).
@@ -145,11 +170,15 @@ def left_out(dataset: str, directory: Path | str | None = None) -> dict[str, str
     return out
 
 
-def dataset_census(dataset: str, directory: Path | str | None = None) -> dict[str, Any]:
+def dataset_census(dataset: str, directory: Path | str | None = None, seeds: Sequence[int] | None = None
+                   ) -> dict[str, Any]:
     """The coverage report (`template_coverage`) plus how many questions are in each class, and why the
-    computational ones without a template have none (by category)."""
+    computational ones without a template have none (by category). With `seeds`, also how many of them give
+    each template a valid item per level (`usable.usable_report`, under "usability"): coverage counts only
+    templates that are usable."""
     review = _review(dataset, directory)
     counts = Counter(review.classes.values())
+    usable = {"usability": usable_report(usability(dataset, directory, seeds), seeds)} if seeds else {}
     return {
         **template_coverage(dataset, directory),
         "no_number": counts[NO_NUMBER],
@@ -157,4 +186,4 @@ def dataset_census(dataset: str, directory: Path | str | None = None) -> dict[st
         "computational": counts[TEMPLATED] + counts[WITHOUT_TEMPLATE],
         "without_template": dict(Counter(CATEGORIES[item["category"]] for item in review.without_template.values())),
         "unreviewed": [question_id for question_id, kind in review.classes.items() if kind == UNREVIEWED],
-    }
+    } | usable

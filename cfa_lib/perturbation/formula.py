@@ -186,6 +186,11 @@ class Formula:
             numbers[name] = _check_magnitude(_as_float(values[name], f"parameter {name!r}"))
         return _Interpreter(numbers).run(self._tree)
 
+    @property
+    def literals(self) -> tuple[float, ...]:
+        """The numbers written in the formula itself (unsigned): constants a draw never moves."""
+        return tuple(float(node.value) for node in ast.walk(self._tree) if isinstance(node, ast.Constant))
+
 
 def parse_formula(text: str, parameter_names: Iterable[str]) -> Formula:
     """Parse and whitelist-check a formula over the given parameter names (nothing is evaluated)."""

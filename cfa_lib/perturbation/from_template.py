@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import Question
 from cfa_lib.params import PERTURBATION_LEVELS as LEVELS
+from cfa_lib.perturbation.domain import never_inside
 from cfa_lib.perturbation.formula import FormulaError
-from cfa_lib.perturbation.number_text import count_span, find_numbers, substitute_values
+from cfa_lib.perturbation.number_text import count_span, substitute_values
 from cfa_lib.perturbation.plan import (
     MAX_DRAWS,
     _changed_spans,
@@ -32,10 +32,13 @@ from cfa_lib.perturbation.plan import (
     too_few_inputs,
 )
 from cfa_lib.perturbation.records import finish
+from cfa_lib.perturbation.rederive import rederive
 from cfa_lib.perturbation.rewrite import check_rewrite
 from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, apply_edits, decide, verify_template
 from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan
 from cfa_lib.perturbation.values import changeable, draw_number
+
+OUTSIDE = "outside the validity domain: "  # a decision draw that breaks one of the template's conditions
 
 
 def template_perturbations(
@@ -44,11 +47,13 @@ def template_perturbations(
     levels: Sequence[int] = (1, 2, 3),
     seed: int = 0,
     left_out: Mapping[str, str] | None = None,
+    checks: Mapping[str, TemplateCheck] | None = None,
 ) -> list[PerturbationRecord]:
     """One record per (question, level), in that order, like `build_perturbations`, fully offline.
 
     A question without a template is `not_perturbable`; one whose template fails `verify_template` is
-    `not_verifiable` with the failed rule. Nothing here raises on a template's arithmetic.
+    `not_verifiable` with the failed rule. Nothing here raises on a template's arithmetic. `checks`: the
+    templates' `verify_template` results when the caller has them (several seeds of one dataset).
     """
     levels = tuple(levels)
     bad = [level for level in levels if level not in LEVELS]
@@ -57,7 +62,7 @@ def template_perturbations(
     records: list[PerturbationRecord] = []
     for question in questions:
         template = templates.get(question.id)
-        check = verify_template(question, template) if template is not None else None
+        check = None if template is None else (checks or {}).get(question.id) or verify_template(question, template)
         for level in levels:
             record = _base_record(question, level, template)
             try:
@@ -110,20 +115,20 @@ def _perturb(
             return finish(record, "not_perturbable", "level 3 is defined for value templates only", "level3")
         return _perturb_decision(question, template, check, level, seed, record)
     if template.formulas is not None:
-        return _perturb_tuple(question, check, level, seed, record)
+        return _perturb_tuple(question, template, check, level, seed, record)
     verification = check.verification
     assert verification is not None
     if level in (1, 2):
-        item = plan_perturbation(question, verification, level, seed, record, template.answer_range)
+        item = plan_perturbation(question, verification, level, seed, record, template.answer_range, check.domain)
         if not isinstance(item, Plan):
             return item
         assert item.record.new_answer_value is not None
-        return _substitute(question, item, [item.record.new_answer_value], [verification.answer_scale])
+        return _substitute(question, template, check, item)
     return _perturb_unknown(question, template, check, seed, record)
 
 
 def _perturb_tuple(
-    question: Question, check: TemplateCheck, level: int, seed: int, record: PerturbationRecord
+    question: Question, template: Template, check: TemplateCheck, level: int, seed: int, record: PerturbationRecord
 ) -> PerturbationRecord:
     """Levels 1/2 of a template whose options carry several numbers; level 3 is not defined for them."""
     if level == 3:
@@ -132,11 +137,7 @@ def _perturb_tuple(
     item = plan_tuple_perturbation(question, check, level, seed, record)
     if not isinstance(item, Plan):
         return item
-    verification = check.verification
-    assert verification is not None
-    full = verification.with_derived(record.new_values)
-    return _substitute(question, item, [formula.evaluate(full) for formula in check.position_formulas],
-                       check.answer_scales)
+    return _substitute(question, template, check, item)
 
 
 def _perturb_unknown(
@@ -161,44 +162,38 @@ def _perturb_unknown(
         text = apply_edits(question.stem, template, item.level3_answer_text)
     except ValueError as error:
         return finish(record, "rejected", f"level-3 edits: {error}", "level3_edits")
-    assert record.new_answer_value is not None
-    return _accept(question, item, text, [record.new_answer_value], [info.scale])
+    return _accept(question, template, check, item, text)
 
 
-def _substitute(question: Question, plan: Plan, answers: Sequence[float], scales: Sequence[float]
-                ) -> PerturbationRecord:
-    """Levels 1/2: the planned spans replaced in the stem, then `_accept`."""
+def _substitute(question: Question, template: Template, check: TemplateCheck, plan: Plan) -> PerturbationRecord:
+    """Levels 1/2: the planned spans replaced in the stem (every copy of each), then `_accept`."""
     try:
-        text = substitute_values(question.stem, plan.old_spans, plan.new_spans)
+        text = substitute_values(question.stem, plan.old_spans, plan.new_spans, every=True)
     except ValueError as error:
         return finish(plan.record, "rejected", f"substitution impossible: {error}", "substitution")
-    return _accept(question, plan, text, answers, scales)
+    return _accept(question, template, check, plan, text)
 
 
-def _accept(question: Question, plan: Plan, text: str, answers: Sequence[float], scales: Sequence[float]
+def _accept(question: Question, template: Template, check: TemplateCheck, plan: Plan, text: str
             ) -> PerturbationRecord:
-    """Span checks of the rewrite step, then: the text changed, and exactly one option holds the new answer
-    (every one of its numbers, for options that carry several)."""
+    """Span checks of the rewrite step, then: the text changed, and the item re-derived from its own text
+    (`rederive`: every number where the template says, exactly one option within tolerance of the key)."""
     record = plan.record
     rejected = _substitution_rejected(question, plan, text)
     if rejected is not None:
         return rejected
-    matching = [
-        letter
-        for letter, option in record.choices.items()
-        if len(numbers := find_numbers(option)) == len(answers)
-        and all(relative_difference(number.number * scale, answer) <= REL_TOL
-                for number, scale, answer in zip(numbers, scales, answers, strict=True))
-    ]
-    if matching != [record.correct_letter]:
-        within = ", ".join(matching) or "none"
-        what = (f"options within {REL_TOL:.1%} of the new answer" if len(answers) == 1
-                else f"options with every number within {REL_TOL:.1%} of the new answers")
-        reason = f"{what}: {within}; exactly {record.correct_letter} expected"
-        return finish(record, "rejected", reason, "one_correct_option")
-    record.trail.append(Check("one_correct_option", True, record.correct_letter or ""))
     record.question = text
     record.rewrite_path = "substitution"
+    return _rederived(question, template, check, record)
+
+
+def _rederived(question: Question, template: Template, check: TemplateCheck, record: PerturbationRecord
+               ) -> PerturbationRecord:
+    """The record valid only if the second path (`rederive`) agrees; rejected with its reason otherwise."""
+    reason, detail = rederive(question, template, check, record)
+    if reason:
+        return finish(record, "rejected", reason, "rederived")
+    record.trail.append(Check("rederived", True, detail))
     return finish(record, "valid", "")
 
 
@@ -238,7 +233,7 @@ def _perturb_decision(
     if too_few is not None:
         return too_few
     rng = _rng(seed, question.id, level)
-    last = ""
+    last, inside = "", 0
     for _ in range(MAX_DRAWS):
         chosen = sorted(rng.choice(len(candidates), size=level, replace=False).tolist())
         new_numbers = {candidates[i]: draw_number(infos[candidates[i]], rng) for i in chosen}
@@ -248,6 +243,9 @@ def _perturb_decision(
         if attempt.valid:
             return attempt
         last = attempt.reason
+        inside += attempt.trail[-1].name != "domain"
+    if last and not inside:
+        return finish(record, "rejected", never_inside(MAX_DRAWS, last.removeprefix(OUTSIDE)), "domain")
     return finish(record, "rejected", f"no draw in {MAX_DRAWS} gave a valid decision question; last: {last}", "draws")
 
 
@@ -276,6 +274,9 @@ def perturb_decision(
     values = verification.with_derived(values)
     key, value, margin = decide(template, check, values)
     record.changed, record.new_values, record.new_answer_value = names, values, value
+    broken = check.domain.broken(values)
+    if broken:
+        return finish(record, "rejected", OUTSIDE + broken, "domain")
     if key is None:
         return finish(record, "rejected", f"the deciding value {value:.6g} is in no option's interval", "decision")
     if margin < REL_TOL:
@@ -289,7 +290,7 @@ def perturb_decision(
     if len(set(new_spans)) != len(new_spans) or any(count_span(question.stem, s) for s in new_spans):
         return finish(record, "rejected", "a new value is already written in the question", "new_values_unique")
     try:
-        text = substitute_values(question.stem, old_spans, new_spans)
+        text = substitute_values(question.stem, old_spans, new_spans, every=True)
     except ValueError as error:
         return finish(record, "rejected", f"substitution impossible: {error}", "substitution")
     kept = [
@@ -306,7 +307,7 @@ def perturb_decision(
     record.correct_letter = key
     record.flipped = key != question.answer
     record.rewrite_path = "substitution"
-    return finish(record, "valid", "")
+    return _rederived(question, template, check, record)
 
 
 __all__ = ["perturb_decision", "template_perturbations"]

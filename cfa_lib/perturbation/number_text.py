@@ -19,7 +19,10 @@ from dataclasses import dataclass
 
 from cfa_lib.answers.numbers import DIGITS
 
-_NUMBER = re.compile(rf"(?<![\w.,])(?P<sign>[-–−]?)(?P<currency>[$€£¥]?)(?P<digits>{DIGITS})(?!\d)")
+# a number starts after a non-word character, or right after a currency code ("USD96.5 million", "CHF500,000")
+_CODES = ("USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "CNY", "HKD")
+_START = "|".join([r"(?<![\w.,])", *(f"(?<={code})" for code in _CODES)])
+_NUMBER = re.compile(rf"(?:{_START})(?P<sign>[-–−]?)(?P<currency>[$€£¥]?)(?P<digits>{DIGITS})(?!\d)")
 _PERCENT = re.compile(r"^\s*(?:%|percent\b)", re.I)
 _MULTIPLIERS = (
     (re.compile(r"^\s*thousand\b", re.I), 1e3),
@@ -170,7 +173,7 @@ def single_number(text: str) -> NumberText | None:
     return numbers[0] if len(numbers) == 1 else None
 
 
-def _span_matches(text: str, span: str) -> list[re.Match[str]]:
+def span_matches(text: str, span: str) -> list[re.Match[str]]:
     """Occurrences of `span` in `text` that are not part of a longer number ("7%" is not in "17%")."""
     if not span:
         return []
@@ -186,11 +189,12 @@ def _span_matches(text: str, span: str) -> list[re.Match[str]]:
 
 
 def count_span(text: str, span: str) -> int:
-    return len(_span_matches(text, span))
+    return len(span_matches(text, span))
 
 
-def substitute_values(stem: str, old_spans: Sequence[str], new_spans: Sequence[str]) -> str:
-    """Rewrite `stem` by exact span replacement; every old span must occur exactly once.
+def substitute_values(stem: str, old_spans: Sequence[str], new_spans: Sequence[str], every: bool = False) -> str:
+    """Rewrite `stem` by exact span replacement; every old span must occur exactly once, or with `every`
+    (a template, whose accounting binds every copy of a quantity) at least once, each copy replaced.
 
     The deterministic fallback for level 1/2 when the generator's rewrite fails its checks.
     """
@@ -198,10 +202,10 @@ def substitute_values(stem: str, old_spans: Sequence[str], new_spans: Sequence[s
         raise ValueError(f"{len(old_spans)} old spans but {len(new_spans)} new spans")
     positions: list[tuple[int, int, str]] = []
     for old, new in zip(old_spans, new_spans, strict=True):
-        matches = _span_matches(stem, old)
-        if len(matches) != 1:
+        matches = span_matches(stem, old)
+        if len(matches) != 1 and not (every and matches):
             raise ValueError(f"span {old!r} occurs {len(matches)} times in the question; it must occur once")
-        positions.append((matches[0].start(), matches[0].end(), new))
+        positions += [(match.start(), match.end(), new) for match in matches]
     positions.sort()
     for (_, end, _), (start, _, _) in zip(positions, positions[1:], strict=False):
         if start < end:

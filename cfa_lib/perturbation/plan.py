@@ -19,6 +19,7 @@ from cfa_lib.answers import numeric_key
 from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import Question
 from cfa_lib.perturbation.choices import rebuild_choices, rebuild_tuple_choices
+from cfa_lib.perturbation.domain import Domain, never_inside
 from cfa_lib.perturbation.formula import Formula, FormulaError
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers
 from cfa_lib.perturbation.records import finish
@@ -43,11 +44,13 @@ def plan_perturbation(
     seed: int,
     record: PerturbationRecord,
     answer_range: tuple[float | None, float | None] | None = None,
+    domain: Domain | None = None,
 ) -> Plan | PerturbationRecord:
     """Settle new values, the new answer and the choices; return a finished record if that is impossible.
 
     With `answer_range` (a probability's [0, 1]), a draw whose rebuilt options leave the range ("113.8%"
-    for a probability would give the key away) is drawn again."""
+    for a probability would give the key away) is drawn again; so is a draw outside `domain` (a template's
+    validity domain)."""
     assert verification.ok and verification.formula is not None
     rng = _rng(seed, question.id, level)
     record.trail.extend(verification.trail)
@@ -67,7 +70,7 @@ def plan_perturbation(
                 and (answer_range is None or _options_in_range(question, options, answer, verification.answer_scale,
                                                                copy.deepcopy(rng), answer_range)))
 
-    draw = _draw(question, verification, [verification.formula], level, rng, record, acceptable)
+    draw = _draw(question, verification, [verification.formula], level, rng, record, acceptable, domain)
     if isinstance(draw, PerturbationRecord):
         return draw
     if draw is None:
@@ -104,7 +107,7 @@ def plan_tuple_perturbation(
         return all(_moved_enough(answers[i], originals[i], needed[i])
                    and _fits_key_precision(correct[i], answers[i] / check.answer_scales[i]) for i in positions)
 
-    draw = _draw(question, verification, check.position_formulas, level, rng, record, acceptable)
+    draw = _draw(question, verification, check.position_formulas, level, rng, record, acceptable, check.domain)
     if isinstance(draw, PerturbationRecord):
         return draw
     if draw is None:
@@ -162,16 +165,18 @@ def _moved_enough(answer: float, original: float, needed: float) -> bool:
 
 def _draw(question: Question, verification: Verification, formulas: Sequence[Formula], level: int,
           rng: np.random.Generator, record: PerturbationRecord, acceptable: Callable[[list[float]], bool],
-          ) -> _Draw | PerturbationRecord | None:
-    """Seeded draws of `level` changeable inputs until the answers are `acceptable` and no new value is
-    already written in the question (it would make the text checks ambiguous). The record is filled with
-    the draw, or finished when too few inputs can change; None when no draw in MAX_DRAWS fits."""
+          domain: Domain | None = None) -> _Draw | PerturbationRecord | None:
+    """Seeded draws of `level` changeable inputs until the values stay in `domain`, the answers are
+    `acceptable` and no new value is already written in the question (it would make the text checks
+    ambiguous). The record is filled with the draw, or finished when too few inputs can change or when no
+    draw stays in the domain (the level can never be valid); None when no draw in MAX_DRAWS fits."""
     infos = verification.parameters
     candidates = changeable_inputs(verification)
     too_few = too_few_inputs(record, level, candidates)
     if too_few is not None:
         return too_few
     record.trail.append(Check("changeable_parameters", True, ", ".join(candidates)))
+    inside, broken = 0, ""
     for _ in range(MAX_DRAWS):
         chosen = sorted(rng.choice(len(candidates), size=level, replace=False).tolist())
         names = [candidates[i] for i in chosen]
@@ -186,12 +191,18 @@ def _draw(question: Question, verification: Verification, formulas: Sequence[For
             answers = [formula.evaluate(values) for formula in formulas]
         except FormulaError:
             continue
+        broken = domain.broken(values) if domain is not None else ""
+        if broken:
+            continue
+        inside += 1
         if not acceptable(answers):
             continue
         old_spans, new_spans = _changed_spans(verification, names, new_numbers, values)  # type: ignore[arg-type]
         if len(set(new_spans)) == len(new_spans) and not any(count_span(question.stem, s) for s in new_spans):
             record.changed, record.new_values = names, values
             return _Draw(answers, old_spans, new_spans)
+    if not inside and broken:
+        return finish(record, "rejected", never_inside(MAX_DRAWS, broken), "domain")
     return None
 
 
@@ -232,18 +243,23 @@ def _changed_spans(
     new_numbers: Mapping[str, float],
     values: Mapping[str, float],
 ) -> tuple[list[str], list[str]]:
-    """Old and new text of every changed input, derived givens (a stated PV) included."""
+    """Old and new text of every changed input, derived givens (a stated PV) included, and of every other
+    place a template writes the same quantity (`also`)."""
     old_spans, new_spans = [], []
     for name in names:
         info = verification.parameters[name]
         assert info.text is not None
         old_spans.append(info.spec.span)
         new_spans.append(info.text.write(new_numbers[name]))
+        old_spans += [also.text for also in info.also]
+        new_spans += [also.write(values[name]) for also in info.also]
     for name in verification.derived:
         info = verification.parameters[name]
         if info.text is not None and info.occurrences:
             old_spans.append(info.spec.span)
             new_spans.append(info.text.write(values[name] / info.scale, info.text.decimals))
+            old_spans += [also.text for also in info.also]
+            new_spans += [also.write(values[name], also.number.decimals) for also in info.also]
     return old_spans, new_spans
 
 

@@ -2,205 +2,44 @@
 
 A template (see datasets/templates/README.md) is the offline counterpart of the generator's formula
 extraction: a person wrote the inputs, their spans and the textbook formula, and code checks every rule
-of the contract before a template may drive a perturbation. Loading is strict (errors name the file,
-line, question and field); `verify_template` says whether a template holds and, if not, why.
+of the contract before a template may drive a perturbation. Its shape and strict loading are in `schema`
+(re-exported here); `verify_template` says whether a template holds and, if not, why.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cfa_lib.answers.numbers import relative_difference
-from cfa_lib.data import DATASET_NAMES, Question, load_dataset
+from cfa_lib.data import Question
+from cfa_lib.perturbation.accounting import (
+    ANSWER_MARK,
+    Accounting,
+    account,
+    level3_leaks,
+    literal_problems,
+    written_numbers,
+)
+from cfa_lib.perturbation.domain import Domain, parse_domain
 from cfa_lib.perturbation.formula import Formula, FormulaError, parse_formula
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers, word_number
-from cfa_lib.perturbation.types import ExtractedParameter, FormulaExtraction, ParameterInfo, Verification
+from cfa_lib.perturbation.schema import (  # noqa: F401 - re-exported: the template API is imported from here
+    TEMPLATES_DIR_ENV,
+    Template,
+    TemplateError,
+    TemplateParameter,
+    load_templates,
+    templates_dir,
+)
+from cfa_lib.perturbation.types import AlsoSpan, ParameterInfo, Verification
 from cfa_lib.perturbation.values import solve_for
 from cfa_lib.perturbation.verify import option_tuples, span_scale, verify_extraction
-from cfa_lib.results import PROJECT_ROOT
 
-TEMPLATES_DIR_ENV = "CFA_TEMPLATES_DIR"
 REL_TOL = 0.005  # reproduce the key within 0.5 %; no distractor within 0.5 %; decisions keep a 0.5 % margin
 MOVE_FACTORS = (1.1, 0.9)  # every input, moved by +10 % or by -10 %, must move the answer
 ROUND_TRIP_TOL = 1e-6
-Unit = Literal["$", "€", "£", "¥", "%", "x", "years", ""]
-
-
-class TemplateError(ValueError):
-    """A templates file that cannot be read, or a line that does not fit the contract's shape."""
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class TemplateParameter(_Strict):
-    """The shape of `ExtractedParameter`, with NaN, infinities and booleans refused."""
-
-    name: str
-    value: float
-    kind: Literal["rate", "count", "amount", "other"]
-    span: str
-    description: str
-    derived_from: str = ""
-
-    @field_validator("value", mode="before")
-    @classmethod
-    def _finite_number(cls, value: object) -> object:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"must be a number, got {value!r}")
-        if not math.isfinite(value):
-            raise ValueError(f"must be finite, got {value!r}")
-        return value
-
-    def as_extracted(self) -> ExtractedParameter:
-        return ExtractedParameter(**self.model_dump())
-
-
-class Edit(_Strict):
-    old: str = Field(min_length=1)
-    new: str
-
-
-class Level3(_Strict):
-    unknown: str
-    edits: list[Edit] = Field(min_length=1)
-
-
-Bound = float | None
-
-
-class Decision(_Strict):
-    """How the computed quantity picks the option (kind "decision")."""
-
-    type: Literal["threshold", "argmax", "argmin"]
-    options: dict[str, tuple[Bound, Bound] | None] | None = None  # threshold: [low, high) per letter
-    formulas: dict[str, str] | None = None  # argmax/argmin: one formula per letter
-
-    @field_validator("options", mode="before")
-    @classmethod
-    def _finite_bounds(cls, options: object) -> object:
-        if isinstance(options, Mapping):
-            for letter, bounds in options.items():
-                for bound in bounds or ():
-                    if bound is not None and (
-                        isinstance(bound, bool) or not isinstance(bound, int | float) or not math.isfinite(bound)
-                    ):
-                        raise ValueError(f"option {letter}: bound {bound!r} must be a finite number or null")
-        return options
-
-    @model_validator(mode="after")
-    def _one_form(self) -> Decision:
-        if self.type == "threshold" and not self.options:
-            raise ValueError("a threshold decision needs 'options'")
-        if self.type != "threshold" and not self.formulas:
-            raise ValueError(f"an {self.type} decision needs 'formulas'")
-        return self
-
-
-class Template(_Strict):
-    question_id: str
-    kind: Literal["value", "decision"]
-    parameters: list[TemplateParameter] = Field(min_length=1)
-    formula: str
-    # options carrying several numbers ("¥X and ¥Y."): one formula per position, with formula ""
-    formulas: list[str] | None = None
-    asked_quantity: str
-    unit: Unit
-    level3: Level3 | None = None
-    decision: Decision | None = None
-    answer_range: tuple[Bound, Bound] | None = None  # what the answer can be, as the formula gives it: [0, 1]
-    note: str = ""
-
-    @model_validator(mode="after")
-    def _kind_fits(self) -> Template:
-        if self.formulas is not None:
-            if self.kind != "value" or self.formula.strip():
-                raise ValueError("'formulas' (one per number of each option) is for a value template with formula \"\"")
-            if len(self.formulas) < 2 or not all(text.strip() for text in self.formulas):
-                raise ValueError("'formulas' needs at least two non-empty formulas (one per number of each option)")
-            if self.level3 is not None or self.answer_range is not None:
-                raise ValueError("'level3' and 'answer_range' are for templates whose options carry one number")
-        if self.kind == "value":
-            if not self.formula.strip() and self.formulas is None:
-                raise ValueError("a value template needs a formula")
-            if self.decision is not None:
-                raise ValueError("a value template has no 'decision'")
-        else:
-            if self.decision is None:
-                raise ValueError("a decision template needs 'decision'")
-            if self.level3 is not None:
-                raise ValueError("level 3 is only for value templates")
-            if self.decision.type != "threshold" and self.formula.strip():
-                raise ValueError(f'an {self.decision.type} decision has formula "" (one formula per option)')
-            if self.decision.type == "threshold" and not self.formula.strip():
-                raise ValueError("a threshold decision needs a formula")
-        return self
-
-    def extraction(self) -> FormulaExtraction:
-        """The template as a generator reply, so the generator path's check 1 can judge it."""
-        return FormulaExtraction(
-            computable=True,
-            reason="",
-            parameters=[p.as_extracted() for p in self.parameters],
-            asked_quantity=self.asked_quantity,
-            unit=self.unit,
-            formula=self.formula,
-        )
-
-
-def templates_dir() -> Path:
-    """`$CFA_TEMPLATES_DIR` if set, else <project>/datasets/templates."""
-    override = os.environ.get(TEMPLATES_DIR_ENV)
-    return Path(override).expanduser() if override else PROJECT_ROOT / "datasets" / "templates"
-
-
-def load_templates(dataset: str, directory: Path | str | None = None) -> dict[str, Template]:
-    """The templates of `dataset` (`<dir>/<dataset>.jsonl`) by question id; none if the file is absent.
-
-    Strict: a line that is not JSON or does not fit the schema raises `TemplateError` naming the file,
-    the line, the question and the field.
-    """
-    if dataset not in DATASET_NAMES:
-        raise ValueError(f"dataset={dataset!r} is not a dataset; accepted values: {', '.join(DATASET_NAMES)}")
-    path = Path(directory) if directory is not None else templates_dir()
-    path = path / f"{dataset}.jsonl"
-    if not path.exists():
-        return {}
-    templates: dict[str, Template] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            raw = json.loads(line, parse_constant=_refuse_constant)
-        except (json.JSONDecodeError, ValueError) as error:
-            raise TemplateError(f"{where}: not valid JSON: {error}") from None
-        question_id = raw.get("question_id", "?") if isinstance(raw, dict) else "?"
-        try:
-            template = Template.model_validate(raw)
-        except ValidationError as error:
-            first = error.errors()[0]
-            loc = ".".join(str(part) for part in first["loc"]) or "template"
-            raise TemplateError(f"{where}: {question_id}: field {loc}: {first['msg']}") from None
-        if not template.question_id.startswith(f"{dataset}_"):
-            raise TemplateError(f"{where}: {question_id}: field question_id: not a {dataset} question")
-        if template.question_id in templates:
-            raise TemplateError(f"{where}: {question_id}: field question_id: a second template for this question")
-        templates[template.question_id] = template
-    return templates
-
-
-def _refuse_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a number a template may hold")
 
 
 # --- checking one template against its question ------------------------------------------------
@@ -224,11 +63,15 @@ class TemplateCheck:
     option_tuples: dict[str, list[NumberText]] = field(default_factory=dict)
     answer_scales: list[float] = field(default_factory=list)
     original_values: list[float] = field(default_factory=list)
+    accounting: Accounting | None = None  # what every number of the stem, options and level-3 stem is
+    domain: Domain = field(default_factory=Domain)  # where the formula holds
 
 
 def verify_template(question: Question, template: Template) -> TemplateCheck:
-    """Every contract rule code can check: spans and values, key reproduced, no distractor within 0.5 %,
-    every parameter used and moving the answer, decision margin, level-3 edits and solve round trip."""
+    """Every contract rule code can check: spans and values (`also` copies too), key reproduced, no distractor
+    within 0.5 %, every parameter used and moving the answer, decision margin, the validity domain holding at
+    the original values, level-3 edits and solve round trip, and every number of the stem, the options and the
+    level-3 stem accounted for, with no formula literal copied from an option (`accounting`)."""
 
     def fail(check: str, reason: str) -> TemplateCheck:
         return TemplateCheck(question.id, False, reason, check)
@@ -236,10 +79,10 @@ def verify_template(question: Question, template: Template) -> TemplateCheck:
     if template.question_id != question.id:
         return fail("question_id", f"template is for {template.question_id}, not {question.id}")
     try:
-        verification = _verify_parameters(question, template)
+        verification, parsed = _verify_parameters(question, template)
     except _Failed as failed:
         return fail(failed.check, failed.reason)
-    result = TemplateCheck(question.id, True, verification=verification)
+    result = TemplateCheck(question.id, True, verification=verification, domain=parsed.domain)
     try:
         if template.formulas is not None:
             _check_tuple(question, template, result)
@@ -250,6 +93,7 @@ def verify_template(question: Question, template: Template) -> TemplateCheck:
         _check_moves(template, result)
         if template.level3 is not None:
             _check_level3(question, template, result)
+        _check_accounting(question, template, result, parsed)
     except _Failed as failed:
         return fail(failed.check, failed.reason)
     except (FormulaError, ArithmeticError, ValueError) as error:
@@ -263,8 +107,20 @@ class _Failed(Exception):
         self.check, self.reason = check, reason
 
 
-def _verify_parameters(question: Question, template: Template) -> Verification:
-    """Spans in the stem (one number or none each), values matching spans, formulas parsed, all used."""
+@dataclass
+class _Parsed:
+    """What `_verify_parameters` reads besides the verification: where each formula is written (for the
+    literal rule), every parameter's `also` texts, and the validity domain."""
+
+    formulas: dict[str, Formula]
+    also: dict[str, list[AlsoSpan]]
+    domain: Domain
+
+
+def _verify_parameters(question: Question, template: Template) -> tuple[Verification, _Parsed]:
+    """Spans in the stem (one number or none each), values matching spans (`also` texts too), formulas and
+    domain parsed, every parameter used by a formula, a derived value or the domain; the original values
+    inside the domain."""
     names = [p.name for p in template.parameters]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -272,10 +128,12 @@ def _verify_parameters(question: Question, template: Template) -> Verification:
     base = [p.name for p in template.parameters if not p.derived_from.strip()]
     try:
         derived = {p.name: parse_formula(p.derived_from, base) for p in template.parameters if p.derived_from.strip()}
-        formulas = [parse_formula(template.formula, names)] if template.formula.strip() else []
-        formulas += [parse_formula(text, names) for text in template.formulas or ()]
+        written = {"formula": parse_formula(template.formula, names)} if template.formula.strip() else {}
+        written |= {f"formula {i}": parse_formula(text, names) for i, text in enumerate(template.formulas or (), 1)}
         if template.decision is not None and template.decision.formulas:
-            formulas += [parse_formula(text, names) for text in template.decision.formulas.values()]
+            written |= {f"the formula of option {letter}": parse_formula(text, names)
+                        for letter, text in template.decision.formulas.items()}
+        domain = parse_domain(template.domain, names)
     except FormulaError as error:
         raise _Failed("formula_parsed", f"formula rejected: {error}") from None
 
@@ -296,10 +154,12 @@ def _verify_parameters(question: Question, template: Template) -> Verification:
             raise _Failed("values_match_spans",
                           f"parameter {spec.name!r}: value {spec.value:g} does not match its span {spec.span!r}")
         parameters[spec.name] = ParameterInfo(spec.as_extracted(), text, scale, occurrences)
+    also = {spec.name: [_also_span(question, spec, text) for text in spec.also] for spec in template.parameters}
 
-    used = set().union(*(f.names for f in formulas))
+    used = set().union(*(f.names for f in written.values()))
     used |= set().union(*(derived[name].names for name in used if name in derived))
-    unused = [name for name in names if name not in used]
+    needed = used | set(derived) | domain.names | set().union(*(f.names for f in derived.values()))
+    unused = [name for name in names if name not in needed]
     if unused:
         raise _Failed("parameters_used", f"parameter {unused[0]!r} is not used by the formula")
     values = {name: info.spec.value for name, info in parameters.items()}
@@ -310,8 +170,46 @@ def _verify_parameters(question: Question, template: Template) -> Verification:
                 "derived_values",
                 f"derived parameter {name!r}: formula gives {computed:.6g}, the question states {values[name]:g}",
             )
-    formula = formulas[0] if template.formula.strip() else None
-    return Verification("ok", "", [], formula, derived, parameters, used=frozenset(used))
+    broken = domain.broken(values)
+    if broken:
+        raise _Failed("domain", f"the original values break the validity domain: {broken}")
+    formula = written.get("formula")
+    written |= {f"the derived_from of {name!r}": formula for name, formula in derived.items()}
+    verification = Verification("ok", "", [], formula, derived, parameters, used=frozenset(used))
+    return verification, _Parsed(written, also, domain)
+
+
+def _also_span(question: Question, spec: TemplateParameter, text: str) -> AlsoSpan:
+    """An `also` text: in the stem, with exactly one number that states the parameter's value."""
+    if not count_span(question.stem, text):
+        raise _Failed("spans_in_question", f"'also' text {text!r} of parameter {spec.name!r} is not in the question")
+    stating = [(number, scale) for number in written_numbers(text)
+               if (scale := span_scale(spec.value, number)) is not None]
+    if len(stating) != 1:
+        raise _Failed("values_match_spans", f"'also' text {text!r} of parameter {spec.name!r} states its value "
+                      f"{spec.value:g} {len(stating)} times, not once")
+    return AlsoSpan(text, *stating[0])
+
+
+def _check_accounting(question: Question, template: Template, check: TemplateCheck, parsed: _Parsed) -> None:
+    """Every number of the stem, the options and the level-3 stem accounted for (`accounting.account`), no
+    formula literal copied from an option, no level-3 stem that still states its unknown."""
+    verification = check.verification
+    assert verification is not None
+    infos = verification.parameters
+    for name, info in infos.items():
+        info.also = parsed.also[name]
+    level3_text = apply_edits(question.stem, template, ANSWER_MARK) if template.level3 is not None else None
+    accounting = account(question, template, infos, level3_text)
+    problems = literal_problems(question, parsed.formulas) + accounting.problems
+    if template.level3 is not None:
+        problems += level3_leaks(accounting.level3, template.level3.unknown)
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise _Failed("numbers_accounted", "; ".join(problems[:3]) + more)
+    for name in accounting.shared:
+        infos[name].shared = True
+    check.accounting = accounting
 
 
 def _check_value(question: Question, template: Template, result: TemplateCheck) -> None:
@@ -539,25 +437,3 @@ def _check_level3(question: Question, template: Template, check: TemplateCheck) 
     if relative_difference(stated, values[unknown]) > REL_TOL:
         reason = f"the rounded answer {answer_text} implies {unknown} = {stated:.6g}, not {values[unknown]:g}"
         raise _Failed("level3_round_trip", reason)
-
-
-def template_coverage(dataset: str, directory: Path | str | None = None) -> dict[str, Any]:
-    """The coverage report of one dataset's templates (the `--json` object)."""
-    questions = {q.id: q for q in load_dataset(dataset)}
-    templates = load_templates(dataset, directory)
-    failed = []
-    for question_id, template in templates.items():
-        question = questions.get(question_id)
-        if question is None:
-            failed.append({"question_id": question_id, "reason": "no such question in the dataset"})
-            continue
-        check = verify_template(question, template)
-        if not check.ok:
-            failed.append({"question_id": question_id, "reason": f"{check.check}: {check.reason}"})
-    return {
-        "dataset": dataset,
-        "questions": len(questions),
-        "templated": len(templates),
-        "verified": len(templates) - len(failed),
-        "failed": failed,
-    }

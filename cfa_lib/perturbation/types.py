@@ -124,12 +124,27 @@ class OptionNumbers:
     tuples: dict[str, list[NumberText]] = field(default_factory=dict)  # options carrying several numbers
 
 
+@dataclass(frozen=True)
+class AlsoSpan:
+    """Another place the stem writes a parameter's quantity ("P(3 ≤" beside "equal to 3")."""
+
+    text: str  # as written in the stem
+    number: NumberText  # the number in `text` that states the value (lead and suffix relative to `text`)
+    scale: float  # value = number * scale
+
+    def write(self, value: float, decimals: int | None = None) -> str:
+        """`text` with its number replaced by `value`, in the number's own style."""
+        return self.number.write(value / self.scale, decimals)
+
+
 @dataclass
 class ParameterInfo:
     spec: ExtractedParameter
     text: NumberText | None  # the single number in the span, None for word spans ("quarterly")
     scale: float  # value = number as written * scale ("7%" -> 0.01)
     occurrences: int  # in the original stem
+    also: list[AlsoSpan] = field(default_factory=list)  # templates: the same quantity written elsewhere
+    shared: bool = False  # a number of this parameter is also another parameter's: it cannot move alone
 
     @property
     def name(self) -> str:

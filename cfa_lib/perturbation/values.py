@@ -21,9 +21,10 @@ RATE_FACTOR_RANGES = ((0.7, 0.9), (1.1, 1.3))
 
 
 def changeable(info: ParameterInfo, all_parameters: Mapping[str, ParameterInfo]) -> bool:
-    """A parameter can be changed when its span is one number in the question that no other input shares."""
+    """A parameter can be changed when its span is one number in the question that no other input shares
+    (`shared`: an accounting of the template found another parameter stating one of its numbers)."""
     spec = info.spec
-    if info.text is None or info.occurrences == 0 or spec.derived_from.strip() or spec.kind == "other":
+    if info.text is None or info.occurrences == 0 or spec.derived_from.strip() or spec.kind == "other" or info.shared:
         return False
     if any(other.spec.span == spec.span for name, other in all_parameters.items() if name != spec.name):
         return False

@@ -1,0 +1,68 @@
+"""The blind review of generated items: the validity rate a referee can quote, with its Wilson interval.
+
+`datasets/templates/review.jsonl` holds one row per reviewed item (`python -m cfa_lib.perturbation items`
+dumps them without keys): question_id, dataset, level, seed, round, reviewer_answer (a letter or null),
+verdict (valid | defective) and reason. Rounds follow fixes: only the last round describes the shipped
+templates, so the rate is computed on it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from cfa_lib.perturbation.schema import TemplateError, templates_dir
+from cfa_lib.stats import wilson_interval
+
+REVIEW_FILE = "review.jsonl"
+VERDICTS = ("valid", "defective")
+
+
+@dataclass(frozen=True)
+class ReviewRow:
+    question_id: str
+    dataset: str
+    level: int
+    seed: int
+    round: int
+    reviewer_answer: str | None
+    verdict: Literal["valid", "defective"]
+    reason: str
+
+
+def review_path(directory: Path | str | None = None) -> Path:
+    return (Path(directory) if directory is not None else templates_dir()) / REVIEW_FILE
+
+
+def read_review(path: Path | str) -> list[ReviewRow]:
+    """Every row of a review file; a row that does not fit names the file and the line."""
+    rows = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+            row = ReviewRow(str(raw["question_id"]), str(raw["dataset"]), int(raw["level"]), int(raw["seed"]),
+                            int(raw["round"]), raw.get("reviewer_answer"), raw["verdict"], str(raw.get("reason", "")))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+            raise TemplateError(f"{path}, line {number}: not a review row ({error})") from None
+        if row.verdict not in VERDICTS:
+            raise TemplateError(f"{path}, line {number}: verdict {row.verdict!r} is not one of {', '.join(VERDICTS)}")
+        rows.append(row)
+    return rows
+
+
+def reviewed_rate(rows: Sequence[ReviewRow], confidence: float = 0.95) -> dict[str, Any]:
+    """The last round's share of valid items and its Wilson interval (an item reviewed twice in the round
+    counts once, with its last verdict)."""
+    if not rows:
+        raise ValueError("no reviewed items")
+    last = max(row.round for row in rows)
+    verdicts = {(r.dataset, r.question_id, r.level, r.seed): r.verdict for r in rows if r.round == last}
+    valid = sum(verdict == "valid" for verdict in verdicts.values())
+    low, high = wilson_interval(valid, len(verdicts), confidence)
+    return {"round": last, "items": len(verdicts), "valid": valid, "defective": len(verdicts) - valid,
+            "rate": valid / len(verdicts), "ci_low": low, "ci_high": high, "confidence": confidence}

@@ -1,0 +1,162 @@
+"""Counterfactual items a referee can trust: the defect classes of issue #20, each on a real question.
+
+Every test here fails at a625d2e, where the perturbed items below were emitted as valid: easy_58 stated
+its bounds twice and changed one copy, easy_193 kept option amounts copied into its formulas, easy_11 and
+easy_411 left stated results of the inputs unchanged, challenge_35 and challenge_87 moved the share price
+away from the strike the formula treats as at the money, and nothing re-read an item before calling it valid.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import pytest
+
+from cfa_lib.data import questions_by_id
+from cfa_lib.perturbation import load_templates, template_perturbations
+from cfa_lib.perturbation.templates import Template, verify_template
+
+SEEDS = range(10)
+
+
+@pytest.fixture(scope="module")
+def items():
+    """Every record of both datasets' templates at seeds 0-9, levels 1-3, by (question id, level, seed)."""
+    records = {}
+    for dataset in ("easy", "challenge"):
+        templates = load_templates(dataset)
+        questions = [q for q in questions_by_id(dataset).values() if q.id in templates]
+        for seed in SEEDS:
+            for record in template_perturbations(questions, templates, (1, 2, 3), seed):
+                records[record.question_id, record.level, seed] = record
+    return records
+
+
+def _valid(items, question_id, levels=(1, 2)):
+    found = [r for (qid, level, _), r in items.items() if qid == question_id and level in levels and r.valid]
+    assert found, f"{question_id}: no valid item at seeds 0-9"
+    return found
+
+
+def _money(text: str) -> float:
+    return float(text.replace(",", "").lstrip("$"))
+
+
+def test_no_item_is_valid_unless_its_rederivation_agrees(items):
+    valid = [r for r in items.values() if r.valid]
+    assert len(valid) > 1000
+    for record in valid:
+        assert any(c.name == "rederived" and c.passed for c in record.trail), (record.question_id, record.level)
+
+
+def test_easy_58_states_each_bound_once_in_words_and_notation(items):
+    """'greater than or equal to 3 but less than 6, P(3 ≤ X < 6)': both copies of each bound move together."""
+    pattern = r"integers 1–(\d+), .* equal to (\d+) but less than (\d+), P\((\d+) ≤ X < (\d+)\)"
+    for record in _valid(items, "easy_58"):
+        n, lo, hi, lo_again, hi_again = re.search(pattern, record.question).groups()
+        assert (lo, hi) == (lo_again, hi_again)
+        assert re.search(rf"with {n} potential outcomes", record.question)
+
+
+def test_a_bound_changed_in_one_copy_only_is_rejected_by_the_rederivation():
+    from cfa_lib.perturbation.rederive import rederive  # here: the other tests also run at a625d2e, and fail there
+
+    questions, templates = questions_by_id("easy"), load_templates("easy")
+    question, template = questions["easy_58"], templates["easy_58"]
+    record, = template_perturbations([question], templates, (1,), seed=0)
+    assert "less than 4, P(3 ≤ X < 4)" in record.question
+    stale = copy.deepcopy(record)
+    stale.question = record.question.replace("< 4)", "< 6)")  # what a625d2e emitted as valid
+    assert rederive(question, template, verify_template(question, template), stale) == (
+        "'hi' is written '4' and '6': one quantity, two values", "")
+
+
+def test_easy_193_options_are_rebuilt_from_the_stem_they_sit_under(items):
+    """The key option states interest paid = expense - rise in interest payable and taxes paid = tax expense +
+    fall in taxes payable, as read from each perturbed stem (a625d2e kept '$16 ... $10 million')."""
+    stem = (r"interest expense of \$(\d+)\xa0million and taxes of \$(\d+)\xa0million\. Interest payable increased "
+            r"by \$(\d+)\xa0million, and taxes payable decreased by \$(\d+)\xa0million")
+    for record in _valid(items, "easy_193"):
+        expense, taxes, payable_up, payable_down = map(int, re.search(stem, record.question).groups())
+        key = re.findall(r"\$(\d+) million", record.choices[record.correct_letter])
+        assert list(map(int, key)) == [expense - payable_up, taxes + payable_down]
+
+
+def test_a_formula_holding_an_option_amount_is_refused():
+    """a625d2e's easy_193: argmin of |ie - dip - 22| + |tx + dtp - 10|..., the option amounts copied in."""
+    question = questions_by_id("easy")["easy_193"]
+    shipped = load_templates("easy")["easy_193"].model_dump()
+    old = Template.model_validate(shipped | {"kind": "decision", "formula": "", "formulas": None, "decision": {
+        "type": "argmin", "formulas": {"A": "abs(ie - dip - 22) + abs(tx + dtp - 10)",
+                                       "B": "abs(ie - dip - 16) + abs(tx + dtp - 2)",
+                                       "C": "abs(ie - dip - 16) + abs(tx + dtp - 10)"}}})
+    check = verify_template(question, old)
+    assert (check.ok, check.check) == (False, "numbers_accounted")
+    assert check.reason.startswith("the formula of option A holds the literal 10, a number of option A ('$22 "
+                                   "million for interest and $10 million for taxes.'): rebuild the options from "
+                                   "formulas instead; the formula of option A holds the literal 22")
+
+
+def test_easy_11_restates_the_ordinary_annuity_pv_of_its_new_inputs(items):
+    """'payments of $2,000 is $15,443.47': the stated PV follows the rate and the payment (10 years)."""
+    pattern = r"At a (\d+)% interest rate .* payments of (\$[\d,]+) is (\$[\d,.]+)\."
+    for record in _valid(items, "easy_11"):
+        rate, payment, pv = re.search(pattern, record.question).groups()
+        r = int(rate) / 100
+        assert _money(pv) == pytest.approx(_money(payment) * (1 - (1 + r) ** -10) / r, abs=0.01)
+
+
+def test_easy_411_position_is_own_funds_plus_the_loan(items):
+    pattern = r"You have (\$[\d,]+) to invest\. You borrow an additional (\$[\d,]+) .* invest (\$[\d,]+) in"
+    for record in _valid(items, "easy_411"):
+        own, loan, position = map(_money, re.search(pattern, record.question).groups())
+        assert own + loan == position
+
+
+def test_a_stated_derived_value_left_unchanged_is_rejected():
+    from cfa_lib.perturbation.rederive import rederive
+
+    questions, templates = questions_by_id("easy"), load_templates("easy")
+    question, template = questions["easy_11"], templates["easy_11"]
+    record, = template_perturbations([question], templates, (1,), seed=0)
+    assert "payments of $1,370 is $10,578.78" in record.question
+    stale = copy.deepcopy(record)
+    stale.question = record.question.replace("$10,578.78", "$15,443.47")
+    check = verify_template(question, template)
+    assert rederive(question, template, check, stale)[0] == (
+        "derived 'pv_ord' is written '$15,443.47' but pmt*(1 - (1 + r)**-n)/r gives 10578.8")
+    wrong_option = copy.deepcopy(record)
+    wrong_option.choices = dict(record.choices, A=record.choices["B"])
+    assert rederive(question, template, check, wrong_option)[0] == (
+        "re-derived key 11107.7: options within 0.5% are A, B, not exactly B")
+
+
+@pytest.mark.parametrize(("question_id", "strikes"),
+                         [("challenge_35", (25, 30, 35)), ("challenge_87", (500, 510, 520))])
+def test_the_at_the_money_strike_stays_the_one_the_formula_uses(items, question_id, strikes):
+    """The ATM put (challenge_35) and straddle (challenge_87) use the middle strike; a625d2e moved the share
+    price to $22.70 (challenge_35, level 1, seed 0), where the $25 strike is at the money."""
+    price = r"trades at \$([\d.]+) per share" if question_id == "challenge_35" else r"stock price = \$([\d.]+)"
+    for record in _valid(items, question_id, levels=(1, 2, 3)):
+        if record.level == 3:  # the price is the asked unknown: its key is the original price
+            continue
+        share = float(re.search(price, record.question).group(1))
+        assert min(strikes, key=lambda k: abs(share - k)) == strikes[1]
+    level2 = items["challenge_35", 2, 0]
+    assert (level2.status, level2.reason) == ("rejected", "no draw in 60 stays in the validity domain: s > 27.5 (the "
+                                              "$30 strike stays the one nearest the share price (strikes 25, 30, 35): "
+                                              "it is the at-the-money put)")
+
+
+def test_an_inverted_intrinsic_value_range_is_never_drawn(items):
+    """easy_489: a625d2e drew 'in the range of €20.30 to €16.90' and keyed a price above both undervalued."""
+    for record in _valid(items, "easy_489"):
+        low, high = map(float, re.search(r"range of €(\d+\.\d+) to €(\d+\.\d+)", record.question).groups())
+        assert low < high
+
+
+def test_easy_level_1_stays_covered_at_seed_0(items):
+    valid = sum(r.valid for (qid, level, seed), r in items.items()
+                if qid.startswith("easy") and level == 1 and seed == 0)
+    assert valid >= 80
