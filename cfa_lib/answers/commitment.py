@@ -122,10 +122,20 @@ _ASIDE_NOUN = re.compile(r"(?i)\b(premium|discount|profit|excess|complement)\s+o
 
 def sentences(body: str) -> list[str]:
     """Lines split into sentences (a split needs a capital, a parenthesis or markup after the stop)."""
-    parts: list[str] = []
-    for line in body.splitlines():
-        parts.extend(p for p in re.split(r"(?<=[.!?])\s+(?=[A-Z(*#\[])", line) if p.strip())
-    return parts
+    return [sentence for _, sentence in sentence_spans(body)]
+
+
+def sentence_spans(body: str) -> list[tuple[int, str]]:
+    """`sentences` with where each one starts in the body."""
+    spans: list[tuple[int, str]] = []
+    for line in re.finditer(r"[^\n]+", body):
+        start = line.start()
+        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z(*#\[])", line.group()):
+            at = body.index(part, start)
+            start = at + len(part)
+            if part.strip():
+                spans.append((at, part))
+    return spans
 
 
 def main_clause(sentence: str) -> str:

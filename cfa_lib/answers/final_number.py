@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from cfa_lib.answers.commitment import apply_sign_words, aside_number, is_aside, main_clause, sentences
-from cfa_lib.answers.numbers import Found, Number, normalise_signs, scan_numbers
+from cfa_lib.answers.numbers import Found, Number, normalise_signs, scan_numbers, scan_values
 from cfa_lib.answers.text import clean
 
 _CUE_BEFORE = re.compile(
@@ -44,6 +44,18 @@ def _inside_remark(text: str, start: int, end: int) -> bool:
     return len(re.findall(r"[A-Za-z]", inside)) >= 3
 
 
+_MULTIPLIED = re.compile(r"\((?:[A-Za-z]\w?|\s*[-+]?[$€£¥]?\d[\d.,]*%?\s*)\)| \([-+]?\d[\d.,]*%?\)")
+
+
+def _is_term(text: str, found: Found) -> bool:
+    """A multiplier or an argument inside an expression: '1(w1)', '0.40(16%)', the 16% of '0.40(16%)', the
+    3 and 6 of 'P(3 ≤ X < 6)', 'C(5,4)'."""
+    if _MULTIPLIED.match(text, found.end):
+        return True
+    open_at = text.rfind("(", 0, found.start)
+    return open_at > 0 and text.rfind(")", open_at, found.start) < 0 and bool(re.match(r"[\w)]", text[open_at - 1]))
+
+
 def _score(text: str, found: Found) -> float:
     before = text[: found.start]
     after = text[found.end :]
@@ -67,7 +79,7 @@ def _score(text: str, found: Found) -> float:
     )
     left_exponent = re.search(r"[\^]\s*[({]\s*$", before)
     right_operator = re.match(rf"\s*(?:[{re.escape(_OPERATOR)}]|-\s+[\d($€£¥])", after) or re.match(r"\)\s*\^", after)
-    if left_operator or left_exponent or right_operator:
+    if left_operator or left_exponent or right_operator or _is_term(text, found):
         score -= 6
     if _TIME_AFTER.search(after):
         score -= 4
@@ -99,7 +111,7 @@ class Reading:
 def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0) -> Reading | None:
     """Highest-scoring number of a region; ties go to the later one ('r = 0.0814 ≈ 8.14%').
     Sign words before it are applied ("a decline of 10.90%" is −10.90 %)."""
-    candidates = [(_score(text, found), found.start, found) for found in scan_numbers(text)]
+    candidates = [(_score(text, found), found.start, found) for found in scan_values(text)]
     if not candidates:
         return None
     candidates[0] = (candidates[0][0] + first_bonus, *candidates[0][1:])

@@ -1,0 +1,171 @@
+"""The quantity a question asks for, and the statements of a response that commit a value to it.
+
+A grader reads the sentence that answers the question ("The Macaulay duration is 2.83 years."), not the
+last number printed: a modified duration, an operating profit, or "$4,000 more than the lump sum" that
+follows is another quantity. `asked_quantity` names what the stem asks ("the bond's Macaulay duration is
+closest to:" → Macaulay duration); `statements` finds the sentences whose subject is that quantity and
+reads the value equated to it (`equated_value`): the number after the last `=` of its chain ("D = 1(0.0586)
++ 2(0.0542) + 3(0.8872) = 2.83"), a fraction as one number ("= 3/20"), nothing when the chain ends in an
+expression ("FV = 75,000 × (1.0175)^24").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cfa_lib.answers.commitment import is_aside, sentence_spans
+from cfa_lib.answers.numbers import Number, scan_values
+
+# the usual short names of measures a stem spells out
+_TERMS = {
+    "net present value": "NPV", "present value": "PV", "future value": "FV", "internal rate of return": "IRR",
+    "weighted average cost of capital": "WACC", "earnings per share": "EPS", "yield to maturity": "YTM",
+    "yield-to-maturity": "YTM", "effective annual rate": "EAR", "bond equivalent yield": "BEY",
+    "holding period return": "HPR", "marginal revenue": "MR", "macaulay duration": "MacDur",
+    "modified duration": "ModDur", "cost of goods sold": "COGS", "cost of capital": None, "cost of equity": None,
+    "cost of debt": None, "rate of return": None, "standard error": None, "standard deviation": None,
+}  # fmt: skip
+# words that qualify the asked quantity without telling two measures apart ("approximate modified duration")
+_LOOSE = frozenset(
+    "approximate approximately expected estimated estimate annual annualized current total appropriate implied "
+    "resulting new final overall best likely most minimum maximum possible closest required".split()
+)
+# heads that name no measure on their own: "the value in six years of ...", "the number of months"
+_GENERIC = frozenset("value amount number difference change result answer figure level sum total".split())
+_CUT = (
+    r"in|for|from|on|at|using|under|that|which|if|when|given|associated|earned|needed|reported|reflected|priced|"
+    r"recorded|recognized|shown|calculated|computed|to|with|as|by|after|over|between|would|will|should|must|is|are|"
+    r"excluding|including|today|now|currently|and|or|"
+    r"was|were|be|can|could|did|does|do|has|have|had|it|they|he|she|we|you|closest|of|per"
+)
+_ASK_VERB = re.compile(
+    r"(?i)^(?P<np>.+?)\s+(?:is|are|was|were|will\s+be|would\s+be|should\s+be|must\s+be)\s*(?:closest\s+to|"
+    r"equal\s+to|most\s+likely|approximately|best\s+(?:estimated|described)\s+as|at\s+least)?\s*[:?]?\s*$"
+)
+_ASK_WHAT = re.compile(
+    r"(?i)\b(?:what|how\s+much|how\s+many)\s+(?:is|are|was|were|will\s+be|would\s+be)?\s*(?P<np>.+)$"
+)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """The asked quantity: its head noun, the modifiers that tell it from other measures, a short name."""
+
+    head: str
+    modifiers: tuple[str, ...] = ()
+    acronym: str | None = None
+
+    @property
+    def specific(self) -> bool:
+        """Named precisely enough that another measure cannot pass for it ('Macaulay duration', 'NPV')."""
+        return bool(self.modifiers) or self.acronym is not None
+
+
+def question_sentence(stem: str) -> str:
+    """The sentence of the stem that asks (after 'Question:' in Challenge scenarios)."""
+    question = stem.rsplit("Question:", 1)[-1].strip()
+    return re.split(r"(?<=[.?!])\s*(?=[A-Za-z])(?<!\b[A-Z]\.)", question)[-1]
+
+
+def asked_quantity(stem: str) -> Asked | None:
+    """'The bond's Macaulay duration is closest to:' → Asked('duration', ('macaulay',), 'MacDur'); None when
+    the question names no measure ('the value in six years of ...', 'which of the following ...')."""
+    sentence = re.sub(r"(\w)- (\w)", r"\1-\2", question_sentence(stem))  # "yield- to-maturity"
+    verb = _ASK_VERB.match(sentence)
+    if verb:  # "..., the present value of the perpetuity is:", "... if total revenue is at least:"
+        segments = re.split(r"[,;](?!\d)\s*", verb.group("np"))
+        phrase = next((s for s in reversed(segments) if re.search(r"[A-Za-z]{3}", s)), "")
+        phrase = re.split(r"(?i)\b(?:if|when|whether|unless|because|once)\b", phrase)[-1]
+    else:  # "what is the probability that ...", "how many unique covariance terms, excluding variances, ..."
+        what = _ASK_WHAT.search(sentence)
+        phrase = re.split(r"[,;(]", what.group("np"))[0] if what else ""
+    return _quantity(phrase)
+
+
+def _quantity(phrase: str) -> Asked | None:
+    """The measure a noun phrase names: a known term ('net present value', with the words before it), or
+    the words before the first preposition or verb ('the euro index futures are needed ...')."""
+    words = [m.group().lower() for m in re.finditer(r"(?<![\w-])[A-Za-z][\w-]*", phrase)
+             if not re.match(r"['’]", phrase[m.end() : m.end() + 1])]  # "Denali's", "the Garcias'"
+    text = " ".join(w for w in words if len(w) > 1 and w not in ("the", "an", "its", "this", "their"))
+    first_cut = re.search(rf"\b(?:{_CUT})\b", text)
+    for term, acronym in _TERMS.items():
+        found = re.search(rf"\b{re.escape(term)}\b", text)
+        if found and (first_cut is None or found.start() <= first_cut.start()):
+            before = [w for w in text[: found.start()].split() if w not in _LOOSE][-2:]
+            *modifiers, head = term.replace("-", " ").split()
+            return Asked(head, tuple(before + [m for m in modifiers if m not in ("of", "to", "per")]), acronym)
+    kept = [w for w in text[: first_cut.start() if first_cut else len(text)].split() if w not in _LOOSE][-4:]
+    if not kept or (kept[-1] in _GENERIC and len(kept) == 1):
+        return None
+    acronym = kept[0].upper() if len(kept) == 1 and kept[0].upper() in _TERMS.values() else None
+    return Asked(kept[-1], tuple(kept[:-1]), acronym)
+
+
+def mentions(asked: Asked, text: str) -> list[re.Match[str]]:
+    """Where `text` names the asked quantity: its head with every modifier in the four words before it
+    ('the bond's Macaulay duration'), or its short name ('NPV', 'MacDur')."""
+    head = re.escape(asked.head[:-1]) + r"\w{0,3}" if len(asked.head) > 4 else re.escape(asked.head)
+    found = [m for m in re.finditer(rf"(?i)\b(?:[\w'’-]+[\s-]+){{0,4}}?{head}\b", text)
+             if all(re.search(rf"\b{re.escape(w)}", m.group().lower()) for w in asked.modifiers)]
+    if asked.acronym:
+        found += re.finditer(rf"\b{re.escape(asked.acronym)}(?![A-Za-z])", text)
+    return sorted(found, key=lambda m: m.start())
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A value committed to the asked quantity, and where its sentence starts in the body."""
+
+    at: int
+    number: Number
+    token: str
+
+
+_TO_CUE = re.compile(
+    r"(?i)^[^\d=≈.;]{0,60}?(?:=|≈|≅|:|\b(?:is|are|was|were|equals?|comes\s+to|works\s+out\s+to|of|be)\b)"
+)
+_CLAUSE_END = re.compile(r"(?i)[;!?]|\.(?:\s|$)|,\s+(?=[A-Za-z])|\s[–—]\s|\s(?:and|but|so|which|while|whereas)\s")
+
+
+def equated_value(text: str) -> tuple[Number, str] | None:
+    """The value after the last `=`/`≈` of the chain that opens `text` (its only number when it has no `=`),
+    with its token; None when the chain ends in an expression ('= 75,000 × (1.0175)^24')."""
+    end = _CLAUSE_END.search(text)
+    chain = text[: end.start()] if end else text
+    last_equal = max(chain.rfind("="), chain.rfind("≈"), chain.rfind("≅"))
+    after = [f for f in scan_values(chain) if f.start > last_equal]
+    if len(after) != 1 or re.search(r"[×*/÷+^(]", chain[last_equal + 1 : after[0].start]):
+        return None
+    if re.match(r"\s*(?:[×*/÷+^(]|-\s*\d)", chain[after[0].end :]):
+        return None
+    return after[0].number, chain[after[0].start : after[0].end]
+
+
+def statements(body: str, asked: Asked | None) -> list[Statement]:
+    """Every clause, in order, whose subject is the asked quantity and which equates a value to it; asides
+    ('If ...', 'For comparison ...', '... would be') and the quantity inside a formula ('= MacDur / 1.08')
+    are not statements."""
+    if asked is None:
+        return []
+    out: list[Statement] = []
+    for at, sentence in sentence_spans(body):
+        if is_aside(sentence) or re.search(r"(?i)\b(?:would|could|if)\b", sentence):
+            continue
+        for clause_at, clause in _clauses(sentence):
+            for mention in mentions(asked, clause):
+                if re.search(r"[=≈×*/+]", clause[: mention.start()]):
+                    continue
+                cue = _TO_CUE.match(clause[mention.end() :])
+                value = equated_value(clause[mention.end() + cue.end() :]) if cue else None
+                if value is not None:
+                    out.append(Statement(at + clause_at, *value))
+                    break
+    return out
+
+
+def _clauses(sentence: str) -> list[tuple[int, str]]:
+    """A sentence cut at ';' and at ', and' / ', so': one statement each."""
+    cuts = [0] + [m.end() for m in re.finditer(r";\s*|,\s+(?:and|so|then|while)\s+", sentence)]
+    return [(start, sentence[start:end]) for start, end in zip(cuts, cuts[1:] + [len(sentence)], strict=True)]
