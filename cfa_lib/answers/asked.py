@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cfa_lib.answers.commitment import is_aside, sentence_spans
-from cfa_lib.answers.numbers import Number, scan_values
+from cfa_lib.answers.commitment import apply_sign_words, is_aside, sentence_spans
+from cfa_lib.answers.final_number import Reading
+from cfa_lib.answers.numbers import scan_values
 
 # the usual short names of measures a stem spells out
 _TERMS = {
@@ -71,6 +72,11 @@ def question_sentence(stem: str) -> str:
 def asked_quantity(stem: str) -> Asked | None:
     """'The bond's Macaulay duration is closest to:' → Asked('duration', ('macaulay',), 'MacDur'); None when
     the question names no measure ('the value in six years of ...', 'which of the following ...')."""
+    return _quantity(asked_phrase(stem))
+
+
+def asked_phrase(stem: str) -> str:
+    """The noun phrase the question sentence asks about ('the maximum possible loss that White can have')."""
     sentence = re.sub(r"(\w)- (\w)", r"\1-\2", question_sentence(stem))  # "yield- to-maturity"
     verb = _ASK_VERB.match(sentence)
     if verb:  # "..., the present value of the perpetuity is:", "... if total revenue is at least:"
@@ -80,7 +86,7 @@ def asked_quantity(stem: str) -> Asked | None:
     else:  # "what is the probability that ...", "how many unique covariance terms, excluding variances, ..."
         what = _ASK_WHAT.search(sentence)
         phrase = re.split(r"[,;(]", what.group("np"))[0] if what else ""
-    return _quantity(phrase)
+    return phrase
 
 
 def _quantity(phrase: str) -> Asked | None:
@@ -107,20 +113,13 @@ def mentions(asked: Asked, text: str) -> list[re.Match[str]]:
     """Where `text` names the asked quantity: its head with every modifier in the four words before it
     ('the bond's Macaulay duration'), or its short name ('NPV', 'MacDur')."""
     head = re.escape(asked.head[:-1]) + r"\w{0,3}" if len(asked.head) > 4 else re.escape(asked.head)
+    if asked.modifiers:  # "the breakeven price" is also "Breakeven = ..."
+        head = rf"(?:{head}|{re.escape(asked.modifiers[-1])})"
     found = [m for m in re.finditer(rf"(?i)\b(?:[\w'’-]+[\s-]+){{0,4}}?{head}\b", text)
              if all(re.search(rf"\b{re.escape(w)}", m.group().lower()) for w in asked.modifiers)]
     if asked.acronym:
         found += re.finditer(rf"\b{re.escape(asked.acronym)}(?![A-Za-z])", text)
     return sorted(found, key=lambda m: m.start())
-
-
-@dataclass(frozen=True)
-class Statement:
-    """A value committed to the asked quantity, and where its sentence starts in the body."""
-
-    at: int
-    number: Number
-    token: str
 
 
 _TO_CUE = re.compile(
@@ -129,9 +128,9 @@ _TO_CUE = re.compile(
 _CLAUSE_END = re.compile(r"(?i)[;!?]|\.(?:\s|$)|,\s+(?=[A-Za-z])|\s[–—]\s|\s(?:and|but|so|which|while|whereas)\s")
 
 
-def equated_value(text: str) -> tuple[Number, str] | None:
-    """The value after the last `=`/`≈` of the chain that opens `text` (its only number when it has no `=`),
-    with its token; None when the chain ends in an expression ('= 75,000 × (1.0175)^24')."""
+def equated_value(text: str, at: int = 0) -> Reading | None:
+    """The value after the last `=`/`≈` of the chain that opens `text` (its only number when it has no `=`);
+    None when the chain ends in an expression ('= 75,000 × (1.0175)^24'). `at`: where `text` starts."""
     end = _CLAUSE_END.search(text)
     chain = text[: end.start()] if end else text
     last_equal = max(chain.rfind("="), chain.rfind("≈"), chain.rfind("≅"))
@@ -140,16 +139,16 @@ def equated_value(text: str) -> tuple[Number, str] | None:
         return None
     if re.match(r"\s*(?:[×*/÷+^(]|-\s*\d)", chain[after[0].end :]):
         return None
-    return after[0].number, chain[after[0].start : after[0].end]
+    return Reading(apply_sign_words(chain, after[0].start, after[0].number), chain, after[0], at)
 
 
-def statements(body: str, asked: Asked | None) -> list[Statement]:
+def statements(body: str, asked: Asked | None) -> list[Reading]:
     """Every clause, in order, whose subject is the asked quantity and which equates a value to it; asides
     ('If ...', 'For comparison ...', '... would be') and the quantity inside a formula ('= MacDur / 1.08')
     are not statements."""
     if asked is None:
         return []
-    out: list[Statement] = []
+    out: list[Reading] = []
     for at, sentence in sentence_spans(body):
         if is_aside(sentence) or re.search(r"(?i)\b(?:would|could|if)\b", sentence):
             continue
@@ -158,9 +157,12 @@ def statements(body: str, asked: Asked | None) -> list[Statement]:
                 if re.search(r"[=≈×*/+]", clause[: mention.start()]):
                     continue
                 cue = _TO_CUE.match(clause[mention.end() :])
-                value = equated_value(clause[mention.end() + cue.end() :]) if cue else None
+                if cue is None:
+                    continue
+                value_at = mention.end() + cue.end()
+                value = equated_value(clause[value_at:], at + clause_at + value_at)
                 if value is not None:
-                    out.append(Statement(at + clause_at, *value))
+                    out.append(value)
                     break
     return out
 

@@ -87,10 +87,15 @@ def conclusion(body: str) -> str:
     return paragraphs[-1] if paragraphs else ""
 
 
+# "X can be 1, 2 or 3", "stocks 1, 2, 3, 4 or 5": the outcomes a response counts, not values it hesitates between
+_ENUMERATION = re.compile(r"\d+(?:\s*,\s*\d+)+,?\s+(?:or|and)\s+\d+")
+
+
 def is_hedge(text: str) -> bool:
-    """Two values offered without a choice, a range, or an explicit 'it depends' (on a conclusion or a
-    FINAL ANSWER line); sentences that open as asides ("By symmetry, ... between 5% and 11%") do not count."""
-    return any(_HEDGE.search(s) for s in sentences(text) if not is_aside_start(s))
+    """Two values offered without a choice, a range, or an explicit 'it depends' (on the text from the
+    committed value on, or a FINAL ANSWER line); sentences that open as asides ("By symmetry, ... between 5%
+    and 11%") and lists of three or more outcomes ("X can be 1, 2 or 3") do not count."""
+    return any(_HEDGE.search(_ENUMERATION.sub(" ", s)) for s in sentences(text) if not is_aside_start(s))
 
 
 # --- asides: sentences and clauses that comment on the answer ---------------------------------------------
@@ -152,6 +157,17 @@ def is_aside(sentence: str, stem: str = "") -> bool:
     return bool(_ASIDE_START.match(sentence) or _ASIDE_ANYWHERE.search(sentence))
 
 
+_COMPARISON = re.compile(
+    r"(?i)\b(?:more|less|higher|lower|greater|smaller|larger|above|below|exceed(?:s|ed|ing)?|than|compared|"
+    r"versus|vs|difference|premium|discount|short\s+of)\b"
+)
+
+
+def is_comparison(text: str) -> bool:
+    """A clause that sets a value against another ('$4,000 more than the lump sum', 'exceeds ... by')."""
+    return bool(_COMPARISON.search(text))
+
+
 def is_aside_start(sentence: str) -> bool:
     """A sentence that opens as an aside ("By symmetry, ...", "For comparison, ...", "If ...")."""
     return bool(_ASIDE_START.match(sentence))
@@ -178,6 +194,37 @@ def apply_sign_words(region: str, start: int, number: Number) -> Number:
     if number.value > 0 and _SIGN_BEFORE.search(region[max(0, start - 60) : start]):
         return Number(-number.value, number.unit)
     return number
+
+
+# --- direction words: the action or sign a value carries -------------------------------------------------------
+_DIRECTIONS = (
+    (r"buy(?:s|ing)?|bought|purchas(?:e[sd]?|ing)|long", r"sell(?:s|ing)?|sold|short(?:s|ing)?"),
+    (r"gains?|profits?", r"loss(?:es)?|los(?:e|es|ing)|lost"),
+    (r"increas(?:e[sd]?|ing)|ris(?:e[sn]?|ing)|rose|higher|up", r"decreas(?:e[sd]?|ing)|declin(?:e[sd]?|ing)|"
+     r"fall(?:s|en|ing)?|fell|drop(?:s|ped|ping)?|lower|down"),
+    (r"receiv(?:e[sd]?|ing)", r"pa(?:y|ys|ying|id)"),
+    (r"over(?:valued|priced|weight|stated)", r"under(?:valued|priced|weight|stated)"),
+    (r"appreciat(?:e[sd]?|ing|ion)", r"depreciat(?:e[sd]?|ing|ion)"),
+    (r"inflows?", r"outflows?"),
+    (r"surplus(?:es)?", r"deficits?"),
+)
+Direction = tuple[int, int]  # (pair, side): (0, 0) buy, (0, 1) sell, (1, 1) loss, ...
+
+
+def directions(text: str) -> set[Direction]:
+    """The direction words of a text: buy/sell, gain/loss, increase/decrease, receive/pay, over/under, ..."""
+    return {(pair, side) for pair, words in enumerate(_DIRECTIONS) for side, word in enumerate(words)
+            if re.search(rf"(?i)\b(?:{word})\b", text)}
+
+
+def direction_agreement(key: set[Direction], answer_text: str) -> str | None:
+    """How the words around a committed value stand to the key's direction words: 'same', 'opposite' (sell
+    against the key's buy), 'both' (it names both), or None (the key has none, or the answer is silent)."""
+    answer = {d for d in directions(answer_text) if d[0] in {pair for pair, _ in key}}
+    same, opposite = bool(answer & key), bool(answer - key)
+    if not key or not answer:
+        return None
+    return "both" if same and opposite else "same" if same else "opposite"
 
 
 # --- units the question asks for ---------------------------------------------------------------------------

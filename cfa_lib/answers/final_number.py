@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cfa_lib.answers.commitment import apply_sign_words, aside_number, is_aside, main_clause, sentences
+from cfa_lib.answers.commitment import apply_sign_words, aside_number, is_aside, main_clause, sentence_spans
 from cfa_lib.answers.numbers import Found, Number, normalise_signs, scan_numbers, scan_values
 from cfa_lib.answers.text import clean
 
@@ -97,18 +97,27 @@ def _score(text: str, found: Found) -> float:
 
 @dataclass(frozen=True)
 class Reading:
-    """The number a response commits to, with the region it was read in and its token ('€6.8 million')."""
+    """The number a response commits to, with the region it was read in and its token ('€6.8 million');
+    `at` is where the region starts in the body, `explicit` says a box or an answer line stated it."""
 
     number: Number
     region: str
     found: Found
+    at: int = 0
+    explicit: bool = False
 
     @property
     def token(self) -> str:
         return self.region[self.found.start : self.found.end]
 
+    @property
+    def position(self) -> int:
+        """Where the number stands in the body."""
+        return self.at + self.found.start
 
-def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0) -> Reading | None:
+
+def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0, at: int = 0,
+             explicit: bool = False) -> Reading | None:
     """Highest-scoring number of a region; ties go to the later one ('r = 0.0814 ≈ 8.14%').
     Sign words before it are applied ("a decline of 10.90%" is −10.90 %)."""
     candidates = [(_score(text, found), found.start, found) for found in scan_values(text)]
@@ -118,17 +127,17 @@ def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0
     score, _, found = max(candidates, key=lambda c: (c[0], c[1]))
     if threshold is not None and score < threshold:
         return None
-    return Reading(apply_sign_words(text, found.start, found.number), text, found)
+    return Reading(apply_sign_words(text, found.start, found.number), text, found, at, explicit)
 
 
-def _boxed_contents(text: str) -> list[str]:
+def _boxed_contents(text: str) -> list[tuple[int, str]]:
     contents = []
     for match in re.finditer(r"\\boxed\s*\{", text):
         depth, i = 1, match.end()
         while i < len(text) and depth:
             depth += {"{": 1, "}": -1}.get(text[i], 0)
             i += 1
-        contents.append(text[match.end() : i - 1])
+        contents.append((match.end(), text[match.end() : i - 1]))
     return contents
 
 
@@ -161,15 +170,18 @@ def read_number(text: str | None, stem: str = "") -> Reading | None:
 
 def read_body(body: str, stem: str = "") -> Reading | None:
     """`read_number` on a body already cleaned and normalised."""
-    for content in reversed(_boxed_contents(body)):
-        reading = _best_in(content)
+    for at, content in reversed(_boxed_contents(body)):
+        reading = _best_in(content, at=at, explicit=True)
         if reading is not None:
             return reading
     markers = [m for m in _ANSWER_MARKER.finditer(body) if not _HYPOTHETICAL.search(_line_before(body, m.start()))]
     if markers:
         region = _answer_region(body, markers[-1].end())
+        if region is None:
+            return None
         # the number right after "Answer:" is the answer unless a later one is clearly the result
-        return _best_in(main_clause(region), first_bonus=1) if region is not None else None
+        at = body.find(region.split("\n")[0], markers[-1].end())
+        return _best_in(main_clause(region), first_bonus=1, at=at, explicit=True)
     return _concluding_number(body, stem)
 
 
@@ -196,13 +208,13 @@ def _answer_region(body: str, start: int) -> str | None:
 def _concluding_number(body: str, stem: str = "") -> Reading | None:
     """The number of the last sentence that states a result: asides (comparisons, hypotheticals,
     restatements, notes) are skipped, and a trailing restating clause is cut off first."""
-    parts = sentences(body)
+    parts = sentence_spans(body)
     for skip_asides in (True, False):  # a response made only of conditional sentences still answers
-        for sentence in reversed(parts):
+        for at, sentence in reversed(parts):
             clause = _committed_clause(sentence)
             if skip_asides and (_NOTE_SENTENCE.match(clause) or is_aside(clause, stem)):
                 continue
-            reading = _best_in(clause, threshold=-1)
+            reading = _best_in(clause, threshold=-1, at=at + sentence.find(clause))
             if reading is not None and skip_asides and aside_number(clause, reading.found.start, stem):
                 continue
             if reading is not None:

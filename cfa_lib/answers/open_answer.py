@@ -18,12 +18,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from cfa_lib.answers.asked import asked_phrase, asked_quantity, mentions, statements
 from cfa_lib.answers.choice import extract_choice, has_answer_line
 from cfa_lib.answers.commitment import (
+    Direction,
     conclusion,
+    direction_agreement,
+    directions,
     final_answer_line,
     has_refusal,
     in_stem_unit,
+    is_comparison,
     is_hedge,
     is_refusal,
     stem_unit,
@@ -98,25 +103,81 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     if final is not None:
         source: AnswerSource = "final_line"
         reading = read_body(final, question.stem)
+        committed_text = final
     else:
         source = "heuristic"
         reading = read_body(body, question.stem)
         if is_refusal(body, reading.number if reading else None):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
+        # alternatives laid out before the committed value are not a hedge ("X can be 1, 2 or 3, so ...")
+        committed_text = body[reading.at :] if reading else conclusion(body)
     # a hedge between numbers leaves nothing to compare; words ("either operating or financing cash
     # flows") are the judge's to read when the key is words
-    if key is not None and is_hedge(final if final is not None else conclusion(body)):
+    if key is not None and is_hedge(committed_text):
         return OpenGrade("no_answer", None, "the response offers alternatives or a range without choosing", source)
-    value = _in_stem_unit(reading, question) if reading else None
     if key is None:
+        value = _in_stem_unit(reading, question) if reading else None
         return OpenGrade("judge", value, "the correct option is not a single computed number "
                          "(words, a comparison, a label or a number shared with a distractor)", source)
-    if value is None:
+    if source == "heuristic":
+        settled = _settle(question, body, reading, key, tolerance)
+        if isinstance(settled, OpenGrade):
+            return settled
+        reading = settled
+    if reading is None:
         if has_refusal(body):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
         return OpenGrade("judge", None, "the response commits to words, not a number", source)
+    return _graded(question, reading, final if final is not None else reading.region, key, tolerance, source)
+
+
+def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, tolerance: float,
+            source: AnswerSource) -> OpenGrade:
+    """The committed value against the window, then its direction words against the key's ('sell 263'
+    against 'Buy 263 ...' is incorrect; 'a loss of $1,300' answers 'the maximum possible loss')."""
+    value = _in_stem_unit(reading, question)
+    direction = direction_agreement(key_directions(question), clause)
+    if direction == "same" and value.value * key.gold.value < 0:
+        value = Number(-value.value, value.unit)  # the key's own word carries the sign
     grade = grade_number(value, key.gold, list(key.distractors.values()), rel_tol=tolerance)
-    return OpenGrade("correct" if grade.match else "incorrect", on_key_scale(value, key.gold), grade.reason, source)
+    shown = on_key_scale(value, key.gold)
+    if grade.match and direction == "opposite":
+        return OpenGrade("incorrect", shown, f"{grade.reason}, but its direction word contradicts the key's "
+                         f"({question.correct_text.strip()})", source)
+    if grade.match and direction == "both":
+        return OpenGrade("judge", shown, "the number matches but the answer names both directions", source)
+    return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)
+
+
+def key_directions(question: Question) -> set[Direction]:
+    """The direction the key states: words of the correct option ('Buy 263 ...', 'receive $103,500'), else of
+    the asked phrase ('the maximum possible loss')."""
+    return directions(question.correct_text) or directions(asked_phrase(question.stem))
+
+
+def _settle(question: Question, body: str, reading: Reading | None, key: NumericKey,
+            tolerance: float) -> Reading | OpenGrade | None:
+    """The heuristic reading checked against the last statement of the asked quantity ('The Macaulay
+    duration is 2.83 years.'): they agree, or the reading is a later comparison or another measure (the
+    statement wins), or the response commits to two values and the judge decides."""
+    asked = asked_quantity(question.stem)
+    stated = statements(body, asked)
+    if not stated or asked is None:
+        return reading
+    last = stated[-1]
+    if reading is None:
+        return last
+
+    def match(r: Reading) -> bool:
+        return grade_number(_in_stem_unit(r, question), key.gold, list(key.distractors.values()), tolerance).match
+
+    if match(reading) == match(last):
+        return reading
+    later_comparison = is_comparison(reading.region) or (asked.specific and not mentions(asked, reading.region))
+    if last.position < reading.position and not reading.explicit and later_comparison:
+        return last
+    return OpenGrade("judge", None, f"two committed values: {_in_stem_unit(last, question)} stated for the asked "
+                     f"quantity and {_in_stem_unit(reading, question)} read as the conclusion", "heuristic")
 
 
 def on_key_scale(value: Number, gold: Number) -> Number:
