@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from cfa_lib.answers.commitment import apply_sign_words, is_aside, sentence_spans
 from cfa_lib.answers.final_number import Reading
-from cfa_lib.answers.numbers import scan_values
+from cfa_lib.answers.numbers import Found, scan_values
 
 # the usual short names of measures a stem spells out
 _TERMS = {
@@ -56,11 +56,12 @@ class Asked:
     head: str
     modifiers: tuple[str, ...] = ()
     acronym: str | None = None
+    counted: bool = False  # "the number of months", "how many futures": stated as "555 months"
 
     @property
     def specific(self) -> bool:
         """Named precisely enough that another measure cannot pass for it ('Macaulay duration', 'NPV')."""
-        return bool(self.modifiers) or self.acronym is not None
+        return bool(self.modifiers) or self.acronym is not None or self.counted
 
 
 def question_sentence(stem: str) -> str:
@@ -86,6 +87,8 @@ def asked_phrase(stem: str) -> str:
     else:  # "what is the probability that ...", "how many unique covariance terms, excluding variances, ..."
         what = _ASK_WHAT.search(sentence)
         phrase = re.split(r"[,;(]", what.group("np"))[0] if what else ""
+        if what and re.match(r"(?i)how\s+many", what.group()):
+            phrase = f"number of {phrase}"
     return phrase
 
 
@@ -95,6 +98,9 @@ def _quantity(phrase: str) -> Asked | None:
     words = [m.group().lower() for m in re.finditer(r"(?<![\w-])[A-Za-z][\w-]*", phrase)
              if not re.match(r"['’]", phrase[m.end() : m.end() + 1])]  # "Denali's", "the Garcias'"
     text = " ".join(w for w in words if len(w) > 1 and w not in ("the", "an", "its", "this", "their"))
+    counted = re.match(r"number of ([a-z-]+(?: [a-z-]+){0,2}?)(?: (?:" + _CUT + r")\b|$)", text)
+    if counted:
+        return Asked(counted.group(1).split()[-1], counted=True)
     first_cut = re.search(rf"\b(?:{_CUT})\b", text)
     for term, acronym in _TERMS.items():
         found = re.search(rf"\b{re.escape(term)}\b", text)
@@ -128,18 +134,30 @@ _TO_CUE = re.compile(
 _CLAUSE_END = re.compile(r"(?i)[;!?]|\.(?:\s|$)|,\s+(?=[A-Za-z])|\s[–—]\s|\s(?:and|but|so|which|while|whereas)\s")
 
 
-def equated_value(text: str, at: int = 0) -> Reading | None:
+def equated_value(text: str) -> Found | None:
     """The value after the last `=`/`≈` of the chain that opens `text` (its only number when it has no `=`);
-    None when the chain ends in an expression ('= 75,000 × (1.0175)^24'). `at`: where `text` starts."""
+    None when the chain ends in an expression ('= 75,000 × (1.0175)^24')."""
     end = _CLAUSE_END.search(text)
     chain = text[: end.start()] if end else text
     last_equal = max(chain.rfind("="), chain.rfind("≈"), chain.rfind("≅"))
     after = [f for f in scan_values(chain) if f.start > last_equal]
     if len(after) != 1 or re.search(r"[×*/÷+^(]", chain[last_equal + 1 : after[0].start]):
         return None
-    if re.match(r"\s*(?:[×*/÷+^(]|-\s*\d)", chain[after[0].end :]):
-        return None
-    return Reading(apply_sign_words(chain, after[0].start, after[0].number), chain, after[0], at)
+    return None if _operand(chain, after[0]) else after[0]
+
+
+def _operand(text: str, found: Found) -> bool:
+    """The number stands next to an operator: a term of an expression, not its value."""
+    after = re.match(r"\s*(?:[×*/÷+^(]|-\s*\d)", text[found.end :])
+    return bool(after or re.search(r"[×*/÷+^]\s*$", text[: found.start]))
+
+
+def _counted_value(asked: Asked, clause: str) -> Found | None:
+    """'about 555 months', 'buy 263 Euro index futures': the last number followed by the counted noun."""
+    head = re.escape(asked.head[:-1]) + r"\w{0,3}"
+    found = [f for f in scan_values(clause) if not _operand(clause, f)
+             and re.match(rf"(?i)\s*(?:[\w-]+\s+){{0,2}}?{head}\b", clause[f.end :])]
+    return found[-1] if found else None
 
 
 def statements(body: str, asked: Asked | None) -> list[Reading]:
@@ -153,18 +171,24 @@ def statements(body: str, asked: Asked | None) -> list[Reading]:
         if is_aside(sentence) or re.search(r"(?i)\b(?:would|could|if)\b", sentence):
             continue
         for clause_at, clause in _clauses(sentence):
-            for mention in mentions(asked, clause):
-                if re.search(r"[=≈×*/+]", clause[: mention.start()]):
-                    continue
-                cue = _TO_CUE.match(clause[mention.end() :])
-                if cue is None:
-                    continue
-                value_at = mention.end() + cue.end()
-                value = equated_value(clause[value_at:], at + clause_at + value_at)
-                if value is not None:
-                    out.append(value)
-                    break
+            found = _counted_value(asked, clause) if asked.counted else _stated_value(asked, clause)
+            if found is not None:
+                number = apply_sign_words(clause, found.start, found.number)
+                out.append(Reading(number, clause, found, at + clause_at))
     return out
+
+
+def _stated_value(asked: Asked, clause: str) -> Found | None:
+    """'<the asked quantity> is|=|of <value>': the value of the first mention that is a subject."""
+    for mention in mentions(asked, clause):
+        cue = _TO_CUE.match(clause[mention.end() :])
+        if cue is None or re.search(r"[=≈×*/+]", clause[: mention.start()]):
+            continue
+        value_at = mention.end() + cue.end()
+        found = equated_value(clause[value_at:])
+        if found is not None:
+            return Found(found.number, found.start + value_at, found.end + value_at)
+    return None
 
 
 def _clauses(sentence: str) -> list[tuple[int, str]]:

@@ -15,6 +15,7 @@ heuristic reader of `final_number` finds the committed conclusion (`answer_sourc
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,9 +29,9 @@ from cfa_lib.answers.commitment import (
     final_answer_line,
     has_refusal,
     in_stem_unit,
-    is_comparison,
     is_hedge,
     is_refusal,
+    sentence_spans,
     stem_unit,
 )
 from cfa_lib.answers.final_number import Reading, read_body
@@ -149,6 +150,23 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)
 
 
+_COMPARED_BEFORE = re.compile(
+    r"(?i)\b(?:exceed\w*|outperform\w*|beat\w*)\b[^.;]{0,80}\bby\s*$|\b(?:than|vs\.?|versus)\s*$"
+)
+_COMPARED_AFTER = re.compile(r"(?i)^\s*(?:more|less|higher|lower|greater|smaller|above|below)\b")
+_SUPPOSED = re.compile(
+    r"(?i)^\W*(?:with|under|using)\b[^.]*\bwould\b|\b(?:if|had|were|instead|otherwise|alternatively)\b"
+    r"[^.]*\bwould\b|\bwould\b[^.]*\b(?:if|instead|otherwise)\b"
+)
+
+
+def _comments(reading: Reading) -> bool:
+    """The value read is the object of a comparison or a supposition rather than a statement of the answer:
+    'exceeds ... by $772.17', '$4,000 more than ...', 'With annual compounding it would take ... 563 months'."""
+    before, after = reading.region[: reading.found.start], reading.region[reading.found.end :]
+    return bool(_COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(after) or _SUPPOSED.search(reading.region))
+
+
 def key_directions(question: Question) -> set[Direction]:
     """The direction the key states: words of the correct option ('Buy 263 ...', 'receive $103,500'), else of
     the asked phrase ('the maximum possible loss')."""
@@ -160,21 +178,27 @@ def _settle(question: Question, body: str, reading: Reading | None, key: Numeric
     """The heuristic reading checked against the last statement of the asked quantity ('The Macaulay
     duration is 2.83 years.'): they agree, or the reading is a later comparison or another measure (the
     statement wins), or the response commits to two values and the judge decides."""
-    asked = asked_quantity(question.stem)
-    stated = statements(body, asked)
-    if not stated or asked is None:
-        return reading
-    last = stated[-1]
-    if reading is None:
-        return last
-
     def match(r: Reading) -> bool:
         return grade_number(_in_stem_unit(r, question), key.gold, list(key.distractors.values()), tolerance).match
 
+    asked = asked_quantity(question.stem)
+    stated = statements(body, asked)
+    if not stated or asked is None:
+        if reading is None or reading.explicit or not _comments(reading):
+            return reading
+        start = max((at for at, _ in sentence_spans(body) if at <= reading.at), default=0)
+        before = read_body(body[:start], question.stem)
+        if before is None or match(before) == match(reading):
+            return reading
+        return OpenGrade("judge", None, f"the last value read ({_in_stem_unit(reading, question)}) comments on an "
+                         f"earlier one ({_in_stem_unit(before, question)})", "heuristic")
+    last = stated[-1]
+    if reading is None:
+        return last
     if match(reading) == match(last):
         return reading
-    later_comparison = is_comparison(reading.region) or (asked.specific and not mentions(asked, reading.region))
-    if last.position < reading.position and not reading.explicit and later_comparison:
+    another = _comments(reading) or (asked.specific and not mentions(asked, reading.region))
+    if last.position < reading.position and not reading.explicit and another:
         return last
     return OpenGrade("judge", None, f"two committed values: {_in_stem_unit(last, question)} stated for the asked "
                      f"quantity and {_in_stem_unit(reading, question)} read as the conclusion", "heuristic")
