@@ -121,17 +121,22 @@ def mentions(asked: Asked, text: str) -> list[re.Match[str]]:
     head = re.escape(asked.head[:-1]) + r"\w{0,3}" if len(asked.head) > 4 else re.escape(asked.head)
     if asked.modifiers:  # "the breakeven price" is also "Breakeven = ..."
         head = rf"(?:{head}|{re.escape(asked.modifiers[-1])})"
-    found = [m for m in re.finditer(rf"(?i)\b(?:[\w'’-]+[\s-]+){{0,4}}?{head}\b", text)
+    found = [m for m in re.finditer(rf"(?i)\b(?:[\w'’-]+[\s-]+){{0,4}}?(?P<head>{head})\b", text)
              if all(re.search(rf"\b{re.escape(w)}", m.group().lower()) for w in asked.modifiers)]
     if asked.acronym:
-        found += re.finditer(rf"\b{re.escape(asked.acronym)}(?![A-Za-z])", text)
+        found += re.finditer(rf"\b(?P<head>{re.escape(asked.acronym)})(?![A-Za-z])", text)
     return sorted(found, key=lambda m: m.start())
 
 
+# from the mention to its value: "is", "=", "of", "falls to"; the value right after a verb ("must deposit $64,341")
 _TO_CUE = re.compile(
-    r"(?i)^[^\d=≈.;]{0,60}?(?:=|≈|≅|:|\b(?:is|are|was|were|equals?|comes\s+to|works\s+out\s+to|of|be)\b)"
+    r"(?i)^[^\d=≈.;]{0,60}?(?:=|≈|≅|:|\b(?:is|are|was|were|equals?|comes\s+to|works\s+out\s+to|of|be|"
+    r"(?:falls?|drops?|rises?|declines?|increases?|climbs?|amounts?)\s+to|reach(?:es)?|totals?)\b)"
 )
-_CLAUSE_END = re.compile(r"(?i)[;!?]|\.(?:\s|$)|,\s+(?=[A-Za-z])|\s[–—]\s|\s(?:and|but|so|which|while|whereas)\s")
+_AS_VERB = re.compile(r"(?i)\b(?:must|should|will|would|to|can)\s+$")
+_CLAUSE_END = re.compile(
+    r"(?i)[;!?]|\.(?:\s|$)|,\s+(?=[A-Za-z])|\s[–—]\s|\s(?:and|but|so|which|while|whereas)\s|\s\((?=[A-Za-z])"
+)
 
 
 def equated_value(text: str) -> Found | None:
@@ -182,6 +187,8 @@ def _stated_value(asked: Asked, clause: str) -> Found | None:
     """'<the asked quantity> is|=|of <value>': the value of the first mention that is a subject."""
     for mention in mentions(asked, clause):
         cue = _TO_CUE.match(clause[mention.end() :])
+        if cue is None and _AS_VERB.search(clause[: mention.start("head")]):
+            cue = re.match(r"\s*(?=[$€£¥]?\d)", clause[mention.end() :])
         if cue is None or re.search(r"[=≈×*/+]", clause[: mention.start()]):
             continue
         value_at = mention.end() + cue.end()

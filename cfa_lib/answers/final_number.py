@@ -222,7 +222,7 @@ def _concluding_number(body: str, stem: str = "") -> Reading | None:
     return None
 
 
-_TURN = re.compile(r"(?i)[,;]\s*(?:but|so|therefore|thus|hence)\b")
+_TURN = re.compile(r"(?i)[,;]\s*(?:but|so|therefore|thus|hence)\b|→|⇒|=>")
 
 
 def _committed_clause(sentence: str) -> str:

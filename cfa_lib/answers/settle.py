@@ -1,0 +1,87 @@
+"""Which value a response without a FINAL ANSWER line commits to, or why only the judge can tell.
+
+The heuristic reader (`final_number.read_body`) proposes the concluding value; `settle` checks it against
+what a grader would point at:
+
+* the last statement of the asked quantity (`asked.statements`: "The Macaulay duration is 2.83 years."):
+  when both lead to the same verdict the reading stands; when the reading comes later and comments
+  (a comparison, a supposition) or names another measure, the statement wins ("The modified duration
+  is 2.62." after it); otherwise the response commits to two values and the judge decides;
+* without such a statement, a reading that only comments ("exceeds the ordinary annuity by $772.17",
+  "with annual compounding it would take 563 months") is checked against the value read before it;
+* a reading in a currency against a percent key (or the reverse) is another quantity: the one value of
+  the key's kind in the same clause is taken, or the judge decides.
+
+`settle` never guesses: where the candidates disagree it returns the reason for a `judge` verdict.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from cfa_lib.answers.asked import asked_quantity, mentions, statements
+from cfa_lib.answers.final_number import Reading, read_body
+from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
+
+_COMPARED_BEFORE = re.compile(
+    r"(?i)\b(?:exceed\w*|outperform\w*|beat\w*)\b[^.;]{0,80}\bby\s*(?:about\s+|roughly\s+)?$"
+    r"|\b(?:than|vs\.?|versus)\s+(?:the\s+|a\s+|an\s+)?(?:[\w-]+\s+){0,3}$"
+)
+_COMPARED_AFTER = re.compile(r"(?i)^\s*(?:more|less|higher|lower|greater|smaller|above|below)\b")
+_SUPPOSED = re.compile(
+    r"(?i)^\W*(?:with|under|using)\b[^.]*\bwould\b|\b(?:if|had|were|instead|otherwise|alternatively)\b"
+    r"[^.]*\bwould\b|\bwould\b[^.]*\b(?:if|instead|otherwise)\b"
+)
+
+Match = Callable[[Reading], bool]  # does a reading fall in the key's acceptance window?
+Show = Callable[[Reading], str]  # a reading as the reason names it
+
+
+def comments(reading: Reading) -> bool:
+    """The value read is the object of a comparison or a supposition, not a statement of the answer:
+    'exceeds ... by $772.17', '$4,000 more than ...', 'With annual compounding it would take ... 563 months'."""
+    before, after = reading.region[: reading.found.start], reading.region[reading.found.end :]
+    return bool(_COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(after) or _SUPPOSED.search(reading.region))
+
+
+def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, match: Match,
+           show: Show) -> Reading | str | None:
+    """The reading a grader would point at (None: no number committed), or the reason to ask the judge."""
+    other_kind = reading is not None and not reading.explicit and _other_kind(reading.number, key_unit)
+    if other_kind:
+        reading = _of_kind(reading, key_unit)  # type: ignore[arg-type]
+    asked = asked_quantity(stem)
+    stated = [s for s in statements(body, asked) if not _other_kind(s.number, key_unit)]
+    if other_kind and reading is None and not stated:
+        return "the value read is not of the key's kind (a percent against an amount, or the reverse)"
+    if not stated or asked is None:
+        if reading is None or reading.explicit or not comments(reading):
+            return reading
+        before = read_body(body[: reading.at], stem)
+        if before is None or match(before) == match(reading):
+            return reading
+        return f"the last value read ({show(reading)}) comments on an earlier one ({show(before)})"
+    last = stated[-1]
+    if reading is None or match(reading) == match(last):
+        return reading or last
+    in_region = reading.at <= last.position < reading.at + len(reading.region)
+    another = comments(reading) or (asked.specific and not mentions(asked, reading.region))
+    if not reading.explicit and (in_region or (last.position < reading.position and another)):
+        return last
+    return f"two committed values: {show(last)} stated for the asked quantity, {show(reading)} read as the conclusion"
+
+
+def _other_kind(number: Number, key_unit: str | None) -> bool:
+    """A percent against a key in money, or money against a percent key."""
+    return (number.unit == PERCENT and key_unit in CURRENCY_UNITS) or (
+        number.unit in CURRENCY_UNITS and key_unit == PERCENT)
+
+
+def _of_kind(reading: Reading, key_unit: str | None) -> Reading | None:
+    """The one value of the key's kind in the reading's clause ('drops to $17.86, a decline of 28.6%')."""
+    kind = {f.number for f in scan_values(reading.region) if not _other_kind(f.number, key_unit)}
+    found = [f for f in scan_values(reading.region) if f.number in kind]
+    if len(kind) != 1:
+        return None
+    return Reading(found[-1].number, reading.region, found[-1], reading.at, reading.explicit)
