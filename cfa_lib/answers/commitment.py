@@ -209,6 +209,7 @@ _DIRECTIONS = (
     (r"surplus(?:es)?", r"deficits?"),
 )
 Direction = tuple[int, int]  # (pair, side): (0, 0) buy, (0, 1) sell, (1, 1) loss, ...
+UP_DOWN = 2  # increase/decrease: also names quantities ("the probability of an up move"), not only directions
 
 
 def directions(text: str) -> set[Direction]:

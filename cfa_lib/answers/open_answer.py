@@ -22,6 +22,7 @@ from typing import Literal
 from cfa_lib.answers.asked import asked_phrase
 from cfa_lib.answers.choice import extract_choice, has_answer_line
 from cfa_lib.answers.commitment import (
+    UP_DOWN,
     Direction,
     conclusion,
     direction_agreement,
@@ -133,7 +134,7 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         if has_refusal(body):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
         return OpenGrade("judge", None, "the response commits to words, not a number", source)
-    return _graded(question, reading, final if final is not None else reading.region, key, tolerance, source)
+    return _graded(question, reading, final if final is not None else _value_clause(reading), key, tolerance, source)
 
 
 def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, tolerance: float,
@@ -154,6 +155,13 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)
 
 
+def _value_clause(reading: Reading) -> str:
+    """The reading's clause up to the end of the phrase holding its value: 'Sell 263 futures', not the
+    ', which means the probability of a down move ...' that follows."""
+    after = re.split(r"[,;(]|\b(?:which|while|whereas|and|but)\b", reading.region[reading.found.end :], maxsplit=1)[0]
+    return reading.region[_clause_start(reading) : reading.found.end] + after
+
+
 def _clause_start(reading: Reading) -> int:
     """Where the clause holding the value starts in its region ("either 4 or 5 outperformances; P = 0.337")."""
     cuts = [m.end() for m in re.finditer(r"[;:→]|,\s*(?:so|then|therefore|thus|hence)\b|\b(?:so|therefore|thus|"
@@ -164,7 +172,7 @@ def _clause_start(reading: Reading) -> int:
 def key_directions(question: Question) -> set[Direction]:
     """The direction the key states: words of the correct option ('Buy 263 ...', 'receive $103,500'), else of
     the asked phrase ('the maximum possible loss')."""
-    return directions(question.correct_text) or directions(asked_phrase(question.stem))
+    return directions(question.correct_text) or {d for d in directions(asked_phrase(question.stem)) if d[0] != UP_DOWN}
 
 
 def on_key_scale(value: Number, gold: Number) -> Number:

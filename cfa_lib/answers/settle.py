@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 
 from cfa_lib.answers.asked import asked_quantity, mentions, statements
+from cfa_lib.answers.commitment import sentence_spans
 from cfa_lib.answers.final_number import Reading, read_body
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
 
@@ -63,13 +64,23 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
             return reading
         return f"the last value read ({show(reading)}) comments on an earlier one ({show(before)})"
     last = stated[-1]
-    if reading is None or match(reading) == match(last):
-        return reading or last
+    if reading is None:
+        return last
     in_region = reading.at <= last.position < reading.at + len(reading.region)
     another = comments(reading) or (asked.specific and not mentions(asked, reading.region))
-    if not reading.explicit and (in_region or (last.position < reading.position and another)):
+    agree = match(reading) == match(last)
+    # when both agree, a restatement in the statement's own sentence ("= 2.8286, so about 2.83") is kept
+    later = last.position < reading.position and (not agree or _sentence_of(body, last) != _sentence_of(body, reading))
+    if not reading.explicit and (in_region or (later and another)):
         return last
+    if agree:
+        return reading
     return f"two committed values: {show(last)} stated for the asked quantity, {show(reading)} read as the conclusion"
+
+
+def _sentence_of(body: str, reading: Reading) -> int:
+    """Where the sentence holding the reading's value starts."""
+    return max((at for at, _ in sentence_spans(body) if at <= reading.position), default=0)
 
 
 def _other_kind(number: Number, key_unit: str | None) -> bool:
