@@ -11,6 +11,7 @@ expression ("FV = 75,000 × (1.0175)^24").
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -24,7 +25,8 @@ _TERMS = {
     "weighted average cost of capital": "WACC", "earnings per share": "EPS", "yield to maturity": "YTM",
     "yield-to-maturity": "YTM", "effective annual rate": "EAR", "bond equivalent yield": "BEY",
     "holding period return": "HPR", "marginal revenue": "MR", "macaulay duration": "MacDur",
-    "modified duration": "ModDur", "cost of goods sold": "COGS", "cost of capital": None, "cost of equity": None,
+    "modified duration": "ModDur", "cost of goods sold": "COGS", "payment": "PMT", "cost of capital": None,
+    "cost of equity": None,
     "cost of debt": None, "rate of return": None, "standard error": None, "standard deviation": None,
 }  # fmt: skip
 # words that qualify the asked quantity without telling two measures apart ("approximate modified duration")
@@ -70,6 +72,7 @@ def question_sentence(stem: str) -> str:
     return re.split(r"(?<=[.?!])\s*(?=[A-Za-z])(?<!\b[A-Z]\.)", question)[-1]
 
 
+@functools.lru_cache(maxsize=2048)
 def asked_quantity(stem: str) -> Asked | None:
     """'The bond's Macaulay duration is closest to:' → Asked('duration', ('macaulay',), 'MacDur'); None when
     the question names no measure ('the value in six years of ...', 'which of the following ...')."""
@@ -115,27 +118,46 @@ def _quantity(phrase: str) -> Asked | None:
     return Asked(kept[-1], tuple(kept[:-1]), acronym)
 
 
+# a word after the head that carries the noun phrase on: "the convexity adjustment" is not the convexity
+_NOUN_AFTER = re.compile(
+    r"(?i)-[A-Za-z]|[ \t]+(?!(?:is|are|was|were|be|been|of|for|in|at|on|per|to|from|with|under|using|after|before|by|"
+    r"equals?|comes?|works?|would|will|should|must|can|could|falls?|drops?|rises?|declines?|increases?|"
+    r"reach(?:es)?|totals?|amounts?|and|or|but|so|then|thus|which|that|as|approximately|about|roughly|"
+    r"around|nearly|close|today|now|here|becomes?|stands?|gives?|yields?)\b)[A-Za-z]{2,}"
+)
+
+
 def mentions(asked: Asked, text: str) -> list[re.Match[str]]:
     """Where `text` names the asked quantity: its head with every modifier in the four words before it
-    ('the bond's Macaulay duration'), or its short name ('NPV', 'MacDur')."""
+    ('the bond's Macaulay duration', 'ApproxConvexity'), its last modifier standing alone ('Breakeven = ...'),
+    or its short name ('NPV', 'MacDur'); never the first words of a longer noun ('the convexity adjustment')."""
+    named, alone, short = _mention_patterns(asked)
+    found = [m for m in named.finditer(text) if all(re.search(rf"\b{re.escape(w)}", m.group().lower())
+                                                     for w in asked.modifiers)]
+    found += [m for m in (alone.finditer(text) if alone else ())
+              if not re.search(r"\b(?!(?:the|a|an|its|this)\b)[A-Za-z][\w'’-]*\s+$", text[: m.start()], re.I)]
+    found += short.finditer(text) if short else ()
+    return sorted((m for m in found if not _NOUN_AFTER.match(text, m.end())), key=lambda m: m.start())
+
+
+@functools.lru_cache(maxsize=256)
+def _mention_patterns(asked: Asked) -> tuple[re.Pattern[str], re.Pattern[str] | None, re.Pattern[str] | None]:
     head = re.escape(asked.head[:-1]) + r"\w{0,3}" if len(asked.head) > 4 else re.escape(asked.head)
-    if asked.modifiers:  # "the breakeven price" is also "Breakeven = ..."
-        head = rf"(?:{head}|{re.escape(asked.modifiers[-1])})"
-    found = [m for m in re.finditer(rf"(?i)\b(?:[\w'’-]+[\s-]+){{0,4}}?(?P<head>{head})\b", text)
-             if all(re.search(rf"\b{re.escape(w)}", m.group().lower()) for w in asked.modifiers)]
-    if asked.acronym:
-        found += re.finditer(rf"\b(?P<head>{re.escape(asked.acronym)})(?![A-Za-z])", text)
-    return sorted(found, key=lambda m: m.start())
+    start = r"(?:\b|(?-i:(?<=[a-z])(?=[A-Z])))"  # "ApproxConvexity"
+    named = re.compile(rf"(?i){start}(?:[\w'’-]+[\s/-]+){{0,4}}?(?P<head>{head})\b")
+    alone = re.compile(rf"(?i)\b(?P<head>{re.escape(asked.modifiers[-1])})\b") if asked.modifiers else None
+    short = re.compile(rf"\b(?P<head>{re.escape(asked.acronym)})(?![A-Za-z])") if asked.acronym else None
+    return named, alone, short
 
 
 # from the mention to its value: "is", "=", "of", "falls to"; the value right after a verb ("must deposit $64,341")
 _TO_CUE = re.compile(
-    r"(?i)^[^\d=≈.;]{0,60}?(?:=|≈|≅|:|\b(?:is|are|was|were|equals?|comes\s+to|works\s+out\s+to|of|be|"
+    r"(?i)^[^=≈.;%$€£¥]{0,60}?(?:=|≈|≅|:|\b(?:is|are|was|were|equals?|comes\s+to|works\s+out\s+to|of|be|"
     r"(?:falls?|drops?|rises?|declines?|increases?|climbs?|amounts?)\s+to|reach(?:es)?|totals?)\b)"
 )
 _AS_VERB = re.compile(r"(?i)\b(?:must|should|will|would|to|can)\s+$")
 _CLAUSE_END = re.compile(
-    r"(?i)[;!?]|\.(?:\s|$)|,\s+(?=[A-Za-z])|\s[–—]\s|\s(?:and|but|so|which|while|whereas)\s|\s\((?=[A-Za-z])"
+    r"(?i)[;!?]|\.(?:\s|$)|,\s+(?=[A-Za-z])|\s[–—]\s|\s(?:and|but|so|which|while|whereas)\s|\s\((?=[a-z]{3})"
 )
 
 
@@ -172,6 +194,7 @@ def statements(body: str, asked: Asked | None) -> list[Reading]:
     if asked is None:
         return []
     out: list[Reading] = []
+    body = re.sub(r"\n(?=\s*[=≈])|\n(?=\s*\n\s*[=≈])", " ", body)  # an equation continued on the next line
     for at, sentence in sentence_spans(body):
         if is_aside(sentence) or re.search(r"(?i)\b(?:would|could|if)\b", sentence):
             continue

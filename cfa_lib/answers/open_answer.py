@@ -158,8 +158,11 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
 def _value_clause(reading: Reading) -> str:
     """The reading's clause up to the end of the phrase holding its value: 'Sell 263 futures', not the
     ', which means the probability of a down move ...' that follows."""
-    after = re.split(r"[,;(]|\b(?:which|while|whereas|and|but)\b", reading.region[reading.found.end :], maxsplit=1)[0]
-    return reading.region[_clause_start(reading) : reading.found.end] + after
+    rest = reading.region[reading.found.end :]
+    remark = re.match(r"\s*\([^)]*\)", rest)  # "263 (short position)"
+    rest = rest[remark.end() :] if remark else rest
+    after = re.split(r"[,;(]|\b(?:which|while|whereas|and|but)\b", rest, maxsplit=1)[0]
+    return reading.region[_clause_start(reading) : reading.found.end] + (remark.group() if remark else "") + after
 
 
 def _clause_start(reading: Reading) -> int:

@@ -67,7 +67,8 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
     if reading is None:
         return last
     in_region = reading.at <= last.position < reading.at + len(reading.region)
-    another = comments(reading) or (asked.specific and not mentions(asked, reading.region))
+    another = comments(reading) or bool(re.search(r"(?i)\bwould\b", reading.region)) or (
+        asked.specific and not mentions(asked, reading.region))
     agree = match(reading) == match(last)
     # when both agree, a restatement in the statement's own sentence ("= 2.8286, so about 2.83") is kept
     later = last.position < reading.position and (not agree or _sentence_of(body, last) != _sentence_of(body, reading))
