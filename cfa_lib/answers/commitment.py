@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cfa_lib.answers.numbers import PERCENT, Number
+from cfa_lib.answers.numbers import PERCENT, Number, relative_error, scan_numbers
 
 # --- the FINAL ANSWER line -----------------------------------------------------------------------------
 _FINAL_LINE = re.compile(r"(?im)^[ \t>#*_\-•]*final[ \t]+answer[ \t*_]*[:：][ \t*_]*(?P<rest>.*)$")
@@ -72,13 +72,16 @@ _UNIT = r"(?:\s?(?:%|bps|basis\s+points|million|mn|m|k|billion|bn))?"
 _HEDGE = re.compile(
     rf"(?i)\beither\b[^.\n]{{0,80}}\bor\b"  # either X or Y
     rf"|\bbetween\s+(?:about\s+)?{_NUM}{_UNIT}\s+and\s+{_NUM}"  # between X and Y
-    rf"|{_NUM}{_UNIT}\s*(?:,|—|–|-)?\s*or\s+(?:about\s+|approximately\s+|roughly\s+|perhaps\s+|possibly\s+)?{_NUM}"
     rf"|\d%?[–-][$€£¥]?\d"  # 40–41 %, £97,500–£97,560 (never a spaced minus: 4 − 7)
     r"|\bdepend(?:s|ing)?\s+on\b|\bequally\s+valid\b|\bboth\s+(?:are|figures\s+are|values\s+are)\s+"
     r"(?:defensible|plausible|valid|possible|correct)\b|\bcould\s+also\s+be\s+right\b|\bI['’]d\s+need\s+to\s+know\b"
     r"|\bI['’]d\s+report\s+one\s+of\b|\beither\s+(?:number|value|figure)\b|\bone\s+of\s+those\s+two\b"
     r"|\bmay\s+be\s+what['’]?s\s+intended\b|\bsomewhere\s+between\b|\b(?:hard|impossible)\s+to\s+say\b"
+    r"|\b(?:not\s+sure|unsure)\s+(?:which|whether)\b"
 )
+# "8.0% or 8.16%", "2.83 or maybe the 2.62 figure": two values joined by "or" (a restatement of one value,
+# "0.15, or 15%", is not a hedge)
+_OR_PAIR = re.compile(rf"(?i)(?P<a>{_NUM}{_UNIT})\s*(?:,|—|–|-)?\s*or\s+(?:[a-z]+\s+){{0,3}}?(?P<b>{_NUM}{_UNIT})")
 
 
 def conclusion(body: str) -> str:
@@ -95,7 +98,16 @@ def is_hedge(text: str) -> bool:
     """Two values offered without a choice, a range, or an explicit 'it depends' (on the text from the
     committed value on, or a FINAL ANSWER line); sentences that open as asides ("By symmetry, ... between 5%
     and 11%") and lists of three or more outcomes ("X can be 1, 2 or 3") do not count."""
-    return any(_HEDGE.search(_ENUMERATION.sub(" ", s)) for s in sentences(text) if not is_aside_start(s))
+    return any(_HEDGE.search(s) or _two_values(s) for s in (_ENUMERATION.sub(" ", s) for s in sentences(text)
+                                                            if not is_aside_start(s)))
+
+
+def _two_values(sentence: str) -> bool:
+    for pair in _OR_PAIR.finditer(sentence):
+        a, b = (scan_numbers(pair.group(g)) for g in ("a", "b"))
+        if a and b and relative_error(a[0].number, b[0].number) > 1e-9:
+            return True
+    return False
 
 
 # --- asides: sentences and clauses that comment on the answer ---------------------------------------------

@@ -167,8 +167,8 @@ def _value_clause(reading: Reading) -> str:
 
 def _clause_start(reading: Reading) -> int:
     """Where the clause holding the value starts in its region ("either 4 or 5 outperformances; P = 0.337")."""
-    cuts = [m.end() for m in re.finditer(r"[;:→]|,\s*(?:so|then|therefore|thus|hence)\b|\b(?:so|therefore|thus|"
-                                         r"hence)\b", reading.region[: reading.found.start])]
+    cuts = [m.end() for m in re.finditer(r"[;:→]|,\s*(?:so|then|but)\b|\b(?:so|therefore|thus|hence)\b",
+                                         reading.region[: reading.found.start])]
     return cuts[-1] if cuts else 0
 
 
