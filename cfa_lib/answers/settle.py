@@ -39,10 +39,10 @@ Match = Callable[[Reading], bool]  # does a reading fall in the key's acceptance
 Show = Callable[[Reading], str]  # a reading as the reason names it
 
 
-def comments(reading: Reading) -> bool:
+def comments(reading: Reading, body: str) -> bool:
     """The value read is the object of a comparison or a supposition, not a statement of the answer:
     'exceeds ... by $772.17', '$4,000 more than ...', 'With annual compounding it would take ... 563 months'."""
-    before, after = reading.region[: reading.found.start], reading.region[reading.found.end :]
+    before, after = reading.region[: reading.found.start], body[reading.at + reading.found.end :]
     return bool(_COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(after) or _SUPPOSED.search(reading.region))
 
 
@@ -57,9 +57,9 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
     if other_kind and reading is None and not stated:
         return "the value read is not of the key's kind (a percent against an amount, or the reverse)"
     if not stated or asked is None:
-        if reading is None or reading.explicit or not comments(reading):
+        if reading is None or reading.explicit or not comments(reading, body):
             return reading
-        before = read_body(body[: reading.at], stem)
+        before = read_body(body[: reading.position], stem)
         if before is None or match(before) == match(reading):
             return reading
         return f"the last value read ({show(reading)}) comments on an earlier one ({show(before)})"
@@ -67,7 +67,7 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
     if reading is None:
         return last
     in_region = reading.at <= last.position < reading.at + len(reading.region)
-    another = comments(reading) or bool(re.search(r"(?i)\bwould\b", reading.region)) or (
+    another = comments(reading, body) or bool(re.search(r"(?i)\bwould\b", reading.region)) or (
         asked.specific and not mentions(asked, reading.region))
     agree = match(reading) == match(last)
     # when both agree, a restatement in the statement's own sentence ("= 2.8286, so about 2.83") is kept
