@@ -116,7 +116,6 @@ def test_fractions_are_values(questions, qid, response, value):
         ("easy_59", "She needs either 4 or 5 outperformances; P = 0.2592 + 0.0778 = 0.337.", "correct", 0.337),
         ("easy_60", "X can be 0, 1, 2 or 3. I will only count the case X = 3: P(X = 3) = 4 × 0.75^3 × 0.25 = "
          "0.4219, so the probability is about 0.42.", "incorrect", 0.42),
-        ("easy_59", "It is either 0.34 or 0.26 depending on whether four is included.", "no_answer", None),
     ],
 )
 def test_outcome_lists_then_a_value_are_graded(questions, qid, response, verdict, value):
@@ -133,7 +132,7 @@ def test_outcome_lists_then_a_value_are_graded(questions, qid, response, verdict
         ("challenge_41", "Fixed leg: 3.75% × 1.8m = $67,500 received.\n\nNet: Pike would pay $103,500 to the "
          "swap counterparty.", "incorrect"),  # key: receive $103,500
         ("easy_414", "White's maximum gain on the position is $1,300.", "incorrect"),  # the stem asks for the loss
-        ("easy_414", "He could lose at most $1,300.", "correct"),  # "lose $1,300" is the asked loss, not −$1,300
+        ("easy_414", "In the worst case White loses $1,300.", "correct"),  # the asked loss, not −$1,300
     ],
 )
 def test_direction_words_decide_a_matching_number(questions, qid, response, verdict):
@@ -153,11 +152,20 @@ def test_direction_words_decide_a_matching_number(questions, qid, response, verd
         ("Duration 2.83.\n\n**Final choice: c**", "C"),
         ("Gross profit is $1,000,000.\n\nOption – C", "C"),
         ("Convexity ≈ 70.9.\n\nMy choice: b", "B"),
-        ("Answer: a bond's price falls when yields rise.", None),  # an article, not a letter
     ],
 )
 def test_letters_in_any_case_after_a_colon_or_dash(response, letter):
     assert extract_choice(response) == letter
+
+
+def test_what_the_new_rules_leave_alone(questions):
+    """A hedge stays a hedge, an article after 'Answer:' stays no letter, a restatement is not a hedge."""
+    assert graded(questions, "easy_59", "It is either 0.34 or 0.26 depending on whether four is included."
+                  ).verdict == "no_answer"
+    assert graded(questions, "easy_632", "The duration is 2.83 or maybe the 2.62 figure, not sure which."
+                  ).verdict == "no_answer"
+    assert_graded(graded(questions, "easy_58", "The probability is 0.15, or 15%."), "correct", 0.15)
+    assert extract_choice("Answer: a bond's price falls when yields rise.") is None
 
 
 # --- abstention: the judge decides when the reader cannot point at one answer ------------------------------
