@@ -152,9 +152,10 @@ def _mention_patterns(asked: Asked) -> tuple[re.Pattern[str], re.Pattern[str] | 
 
 # from the mention to its value: "is", "=", "of", "falls to"; the value right after a verb ("must deposit $64,341")
 _TO_CUE = re.compile(
-    r"(?i)^[^=≈.;%$€£¥]{0,60}?(?:=|≈|≅|:|\b(?:is|are|was|were|equals?|comes\s+to|works\s+out\s+to|of|be|"
-    r"(?:falls?|drops?|rises?|declines?|increases?|climbs?|amounts?)\s+to|reach(?:es)?|totals?)\b)"
-)
+    r"(?i)^(?:\s*\*{0,2}\s*\||\s+at\b|[^=≈.;%$€£¥|]{0,60}?(?:=|≈|≅|:|\b(?:is|are|was|were|equals?|comes\s+to|"
+    r"works\s+out\s+to|of|be|(?:falls?|drops?|rises?|declines?|increases?|climbs?|amounts?)\s+to|reach(?:es)?|"
+    r"totals?)\b))"
+)  # "| Macaulay duration | 2.83 |", "priced at 98.11"
 _AS_VERB = re.compile(r"(?i)\b(?:must|should|will|would|to|can)\s+$")
 _CLAUSE_END = re.compile(
     r"(?i)[;!?]|\.(?:\s|$)|,\s+(?=[A-Za-z])|\s[–—]\s|\s(?:and|but|so|which|while|whereas)\s|\s\((?=[a-z]{3})"

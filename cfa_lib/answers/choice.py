@@ -77,7 +77,7 @@ def _names_two_letters(text: str, start: int, end: int, letters: str) -> bool:
 
 
 _LABEL_LINE = (
-    r"^[\s>#]*(?:(?i:so|thus|therefore|hence|final|answer)[,:]?\s*)?(?:(?i:option|choice)\s*)?"
+    r"^[\s>#—–]*(?:(?i:so|thus|therefore|hence|final|answer)[,:]?\s*)?(?:(?i:option|choice)\s*)?"
     r"(?:\((?P<l1>[{letters}])\)|\[(?P<l2>[{letters}])\]|(?P<l3>[{letters}])\)|(?P<l4>[{letters}])(?=[.:\-–—]|\s*$))"
     r"(?P<rest>.*)$"
 )
@@ -86,7 +86,8 @@ _LABEL_LINE = (
 def _label_line_letter(text: str, letters: str) -> str | None:
     """A response that is, or ends with, a bare label line: 'C) expected inflation', '**C**', '(B)'.
 
-    Bullet items ('- C', '• B') are not labels: they are symbols in a list (C = coupon)."""
+    Bullet items ('- C', '• B') are not labels: they are symbols in a list (C = coupon); a letter after an
+    em dash ('— C') is."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     pattern = re.compile(_LABEL_LINE.format(letters=letters))
     labelled = [(i, m) for i, line in enumerate(lines) if (m := pattern.match(line))]

@@ -214,7 +214,7 @@ _DIRECTIONS = (
     (r"gains?|profits?", r"loss(?:es)?|los(?:e|es|ing)|lost"),
     (r"increas(?:e[sd]?|ing)|ris(?:e[sn]?|ing)|rose|higher|up", r"decreas(?:e[sd]?|ing)|declin(?:e[sd]?|ing)|"
      r"fall(?:s|en|ing)?|fell|drop(?:s|ped|ping)?|lower|down"),
-    (r"receiv(?:e[sd]?|ing)", r"pa(?:y|ys|ying|id)"),
+    (r"receiv(?:e[sd]?|ing)", r"pa(?:y|ys|ying|id)|ow(?:e[sd]?|ing)"),
     (r"over(?:valued|priced|weight|stated)", r"under(?:valued|priced|weight|stated)"),
     (r"appreciat(?:e[sd]?|ing|ion)", r"depreciat(?:e[sd]?|ing|ion)"),
     (r"inflows?", r"outflows?"),

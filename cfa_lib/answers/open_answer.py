@@ -102,17 +102,16 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
 
     key = open_key(question)
-    if final is not None:
-        source: AnswerSource = "final_line"
-        reading = read_body(final, question.stem)
-        committed_text = final
-    else:
-        source = "heuristic"
-        reading = read_body(body, question.stem)
+    source: AnswerSource = "heuristic" if final is None else "final_line"
+    text = body if final is None else final
+    reading = read_body(text, question.stem)
+    if final is None:
         if is_refusal(body, reading.number if reading else None):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
         # alternatives laid out before the committed value are not a hedge ("X can be 1, 2 or 3, so ...")
         committed_text = body[reading.at + _clause_start(reading) :] if reading else conclusion(body)
+    else:
+        committed_text = final
     # a hedge between numbers leaves nothing to compare; words ("either operating or financing cash
     # flows") are the judge's to read when the key is words
     if key is not None and is_hedge(committed_text):
@@ -121,20 +120,18 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         value = _in_stem_unit(reading, question) if reading else None
         return OpenGrade("judge", value, "the correct option is not a single computed number "
                          "(words, a comparison, a label or a number shared with a distractor)", source)
-    if source == "heuristic":
-        def match(r: Reading) -> bool:
-            return grade_number(_in_stem_unit(r, question), key.gold, list(key.distractors.values()),
-                                tolerance).match
 
-        settled = settle(body, question.stem, reading, key.gold.unit, match, lambda r: str(_in_stem_unit(r, question)))
-        if isinstance(settled, str):
-            return OpenGrade("judge", None, settled, source)
-        reading = settled
-    if reading is None:
+    def match(r: Reading) -> bool:
+        return grade_number(_in_stem_unit(r, question), key.gold, list(key.distractors.values()), tolerance).match
+
+    settled = settle(text, question.stem, reading, key.gold.unit, match, lambda r: str(_in_stem_unit(r, question)))
+    if isinstance(settled, str):
+        return OpenGrade("judge", None, settled, source)
+    if settled is None:
         if has_refusal(body):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
         return OpenGrade("judge", None, "the response commits to words, not a number", source)
-    return _graded(question, reading, final if final is not None else _value_clause(reading), key, tolerance, source)
+    return _graded(question, settled, _value_clause(settled), key, tolerance, source)
 
 
 def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, tolerance: float,

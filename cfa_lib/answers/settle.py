@@ -27,7 +27,7 @@ from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
 
 _COMPARED_BEFORE = re.compile(
     r"(?i)\b(?:exceed\w*|outperform\w*|beat\w*)\b[^.;]{0,80}\bby\s*(?:about\s+|roughly\s+)?$"
-    r"|\b(?:than|vs\.?|versus)\s+(?:the\s+|a\s+|an\s+)?(?:[\w-]+\s+){0,3}$"
+    r"|\b(?:than|vs\.?|versus|above|below|beyond)\s+(?:the\s+|a\s+|an\s+|its\s+)?(?:[\w-]+\s+){0,3}$"
 )
 _COMPARED_AFTER = re.compile(r"(?i)^\s*(?:more|less|higher|lower|greater|smaller|above|below)\b")
 _SUPPOSED = re.compile(
@@ -44,6 +44,24 @@ def comments(reading: Reading, body: str) -> bool:
     'exceeds ... by $772.17', '$4,000 more than ...', 'With annual compounding it would take ... 563 months'."""
     before, after = reading.region[: reading.found.start], body[reading.at + reading.found.end :]
     return bool(_COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(after) or _SUPPOSED.search(reading.region))
+
+
+# words of a subject that name no measure: "the project's value today is $58.33", "so the final answer is"
+_UNNAMED = frozenset(
+    "the a an its this that it our my final correct corrected resulting value values result answer figure amount "
+    "total number sum outcome estimate one today now then approximately about".split()
+)
+
+
+def names_a_measure(reading: Reading) -> bool:
+    """The reading's value is stated for a named quantity ('The corresponding modified duration is 2.62',
+    'Net income after interest and tax: $280,000'), not a generic one ('the project's value today is')."""
+    clause = re.split(r"[;(]|,\s|\b(?:so|and|but|thus|therefore|hence)\b", reading.region[: reading.found.start])[-1]
+    subject = re.split(r"=|≈|:\s|:$|\|\s*$|\b(?:is|are|was|were|equals?|comes\s+to|be)\b", clause)[0]
+    subject = re.split(r"\b(?:of|after|before|for|in|at|on|per|with|under|over|from)\b", subject)[0]
+    words = [m.group().lower() for m in re.finditer(r"[A-Za-z][\w/-]+", subject)
+             if not re.match(r"['’]", subject[m.end() : m.end() + 1])]  # "the project's"
+    return any(w not in _UNNAMED for w in words)
 
 
 def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, match: Match,
@@ -68,7 +86,7 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
         return last
     in_region = reading.at <= last.position < reading.at + len(reading.region)
     another = comments(reading, body) or bool(re.search(r"(?i)\bwould\b", reading.region)) or (
-        asked.specific and not mentions(asked, reading.region))
+        asked.specific and not mentions(asked, reading.region) and names_a_measure(reading))
     agree = match(reading) == match(last)
     # when both agree, a restatement in the statement's own sentence ("= 2.8286, so about 2.83") is kept
     later = last.position < reading.position and (not agree or _sentence_of(body, last) != _sentence_of(body, reading))
