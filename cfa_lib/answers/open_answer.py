@@ -15,6 +15,7 @@ heuristic reader of `final_number` finds the committed conclusion (`answer_sourc
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -76,8 +77,15 @@ class OpenGrade:
 
 def open_key(question: Question) -> NumericKey | None:
     """The question's numeric key, its option numbers read in the unit the stem asks for ('(€ millions)')."""
-    key = numeric_key(question.choices, question.answer)
-    unit = stem_unit(question.stem)
+    return _open_key(question.stem, tuple(question.choices.items()), question.answer)
+
+
+@functools.lru_cache(maxsize=4096)
+def _open_key(stem: str, choices: tuple[tuple[str, str], ...], answer: str) -> NumericKey | None:
+    """`open_key` once per question text (a perturbed question has other text, so its own key)."""
+    options = dict(choices)
+    key = numeric_key(options, answer)
+    unit = stem_unit(stem)
     if key is None or unit is None or unit.bps:
         return key
 
@@ -86,8 +94,8 @@ def open_key(question: Question) -> NumericKey | None:
         return None if number is None else in_stem_unit(number, text, unit)
 
     return NumericKey(
-        scaled(question.correct_text),  # type: ignore[arg-type]
-        {letter: scaled(question.choices[letter]) for letter in key.distractors},
+        scaled(options[answer]),  # type: ignore[arg-type]
+        {letter: scaled(options[letter]) for letter in key.distractors},
     )
 
 
