@@ -1,16 +1,23 @@
 """Grading one answer: `grade_open_answer` (Format B, no options shown) and `grade_choice` (Format A).
 
-The order of decisions (tests/grading_corpus/README.md):
+A verdict is printed only when a careful grader would agree with it; otherwise the answer goes to the
+judge (a deferral costs a judge call, a wrong verdict costs the study). The order of decisions
+(tests/grading_corpus/README.md):
 
 1. truncated: `finish_reason == "length"` and no `FINAL ANSWER:` (MCQ: `ANSWER: X`) line was reached;
 2. no_answer: nothing visible after a reasoning block, a refusal or a request for the options, a hedge
-   ("either X or Y", "between X and Y", "X or Y depending on ...");
+   from the committed value on ("either X or Y", "between X and Y", "X or Y depending on ..."; outcomes
+   listed before the value, "X can be 1, 2 or 3, so ...", are not one);
 3. judge: the question has no numeric key (words, comparisons, label numbers, a number shared with a
-   distractor), or the response commits to words only;
-4. correct / incorrect: the committed number against the acceptance window (`key.grade_number`).
+   distractor), the response commits to words only, or `settle` cannot point at one committed value
+   (two values stated for the asked quantity, a last value that comments on a different earlier one);
+4. correct / incorrect: the committed number against the acceptance window (`key.grade_number`); a
+   matching number with the opposite direction word (sell against the key's buy, a gain where the stem
+   asks for the loss) is incorrect, one naming both directions goes to the judge.
 
 The `FINAL ANSWER:` line, when present, is the answer (`answer_source="final_line"`); otherwise the
-heuristic reader of `final_number` finds the committed conclusion (`answer_source="heuristic"`).
+heuristic reader of `final_number` proposes the committed conclusion and `settle` checks it against the
+statement of the asked quantity (`answer_source="heuristic"`).
 """
 
 from __future__ import annotations
