@@ -163,15 +163,27 @@ _CLAUSE_END = re.compile(
 
 
 def equated_value(text: str) -> Found | None:
-    """The value after the last `=`/`≈` of the chain that opens `text` (its only number when it has no `=`);
-    None when the chain ends in an expression ('= 75,000 × (1.0175)^24')."""
+    """The value after the last `=`/`≈` of the chain that opens `text` (its first number when it has no
+    `=`): the chain runs on through operators and `=` and ends at the first number followed by anything
+    else ('$1,000,000 leaves $500,000 ...' ends at $1,000,000); None when it ends in an expression."""
     end = _CLAUSE_END.search(text)
     chain = text[: end.start()] if end else text
+    found = scan_values(chain)
+    last = next((f for f in found if not _CONTINUES.match(chain, f.end)), None)
+    if last is None or _QUALIFIED.match(chain, last.end):
+        return None
+    chain = chain[: last.end]
     last_equal = max(chain.rfind("="), chain.rfind("≈"), chain.rfind("≅"))
-    after = [f for f in scan_values(chain) if f.start > last_equal]
+    after = [f for f in found if last_equal < f.start and f.end <= last.end]
     if len(after) != 1 or re.search(r"[×*/÷+^(]", chain[last_equal + 1 : after[0].start]):
         return None
     return None if _operand(chain, after[0]) else after[0]
+
+
+# what follows a number inside an equation chain: an operator, '=', a closing bracket, an opening one
+_CONTINUES = re.compile(r"[)\]}²³¹⁰⁴-⁹%]*[(\[]|[\s)\]}²³¹⁰⁴-⁹%]*(?:[×*/÷+^=≈≅−-]|[(\[]\s*[-\d(\[]|\d)")
+# a value stated for a case only: "0.2592 for exactly four", "$94.36 at 10%", "2.62 if ..."
+_QUALIFIED = re.compile(r"(?i)\s*(?:%\s*)?(?:for|at|under|if|when|assuming|with|using)\b")
 
 
 def _operand(text: str, found: Found) -> bool:
@@ -202,7 +214,7 @@ def statements(body: str, asked: Asked | None) -> list[Reading]:
         for clause_at, clause in _clauses(sentence):
             found = _counted_value(asked, clause) if asked.counted else _stated_value(asked, clause)
             if found is not None:
-                number = apply_sign_words(clause, found.start, found.number)
+                number = apply_sign_words(clause, found)
                 out.append(Reading(number, clause, found, at + clause_at))
     return out
 

@@ -42,16 +42,18 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         r"|答案\s*(?:是|为|[:：])"
         r"|\\boxed\s*\{)"
     )
-    verdict_before = (
-        rf"(?<![\w'’])(?:(?i:option|choice|answer)\s*)?[(\[]?(?P<letter>[{letters}])[)\]]?"
-        r"\s+(?i:is|are|would\s+be|seems\s+to\s+be|appears\s+to\s+be)\s+(?i:the\s+)?(?i:most\s+|only\s+)?"
+    verdict = (
+        r"[)\]]?\s+(?i:is|are|would\s+be|seems\s+to\s+be|appears\s+to\s+be)\s+(?i:the\s+)?(?i:most\s+|only\s+)?"
         r"(?i:correct\b|right\b|best\b|accurate\b|appropriate\b|true\b|answer\b|valid\b)"
     )
+    verdict_before = rf"(?<![\w'’])(?:(?i:option|choice|answer)\s*)?[(\[]?(?P<letter>[{letters}]){verdict}"
+    named_verdict = rf"(?i:\b(?:option|choice|answer))\s*[(\[]?(?P<letter>(?i:[{letters}])){verdict}"  # "option (b) is"
     verdict_verb = rf"(?i:\b(?:choose|select|pick|go\s+with))\s+{filler}[(\[]?{letter}"
     return [
         (1, re.compile(rf"{explicit}{deco}{filler}{any_case}")),
         (1, re.compile(_NEGATION.format(letters=letters))),
         (2, re.compile(verdict_before)),
+        (2, re.compile(named_verdict)),
         (2, re.compile(verdict_verb)),
     ]
 

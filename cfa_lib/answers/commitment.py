@@ -8,7 +8,8 @@ Each rule is a short list of phrases, tested on the hand-labelled corpus (tests/
 * `is_hedge`: "either X or Y", "between X and Y", "X–Y", "X or Y depending on ...", "both are defensible";
 * `is_aside` / `main_clause`: sentences and clauses that comment on the answer rather than state it
   (comparisons, hypotheticals, restatements, "of which", "i.e. a premium of ...");
-* `apply_sign_words`: "a decline of 10.90 %" is −10.90 %; "falls to 95.00" stays a level;
+* `apply_sign_words`: "a decline of 10.90 %" and "a 3.49 % decline" are negative; "falls to 95.00" stays a level;
+* `direction_agreement`: buy/sell, gain/loss, receive/pay, ... of a value against the key's words;
 * `stem_unit`: "in basis points", "(€ millions)" in the question scale a bare number.
 """
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cfa_lib.answers.numbers import PERCENT, Number, relative_error, scan_numbers
+from cfa_lib.answers.numbers import PERCENT, Found, Number, relative_error, scan_numbers
 
 # --- the FINAL ANSWER line -----------------------------------------------------------------------------
 _FINAL_LINE = re.compile(r"(?im)^[ \t>#*_\-•]*final[ \t]+answer[ \t*_]*[:：][ \t*_]*(?P<rest>.*)$")
@@ -200,10 +201,15 @@ _SIGN_BEFORE = re.compile(
 )
 
 
-def apply_sign_words(region: str, start: int, number: Number) -> Number:
-    """−X when a sign word stands right before a positive X ("a decline of 10.90 %", "fell by", "drops
-    about", "negative 0.24"); "falls to 95.00" is a level and keeps its sign."""
-    if number.value > 0 and _SIGN_BEFORE.search(region[max(0, start - 60) : start]):
+_SIGN_AFTER = re.compile(r"(?i)^\s*(?:decrease|decline|drop|fall|loss|reduction)\b")
+
+
+def apply_sign_words(region: str, found: Found) -> Number:
+    """−X when a sign word stands right before or after a positive X ("a decline of 10.90 %", "fell by",
+    "drops about", "negative 0.24", "a 3.49% decline"); "falls to 95.00" is a level and keeps its sign."""
+    number = found.number
+    before, after = region[max(0, found.start - 60) : found.start], region[found.end :]
+    if number.value > 0 and (_SIGN_BEFORE.search(before) or _SIGN_AFTER.match(after)):
         return Number(-number.value, number.unit)
     return number
 
@@ -214,7 +220,7 @@ _DIRECTIONS = (
     (r"gains?|profits?", r"loss(?:es)?|los(?:e|es|ing)|lost"),
     (r"increas(?:e[sd]?|ing)|ris(?:e[sn]?|ing)|rose|higher|up", r"decreas(?:e[sd]?|ing)|declin(?:e[sd]?|ing)|"
      r"fall(?:s|en|ing)?|fell|drop(?:s|ped|ping)?|lower|down"),
-    (r"receiv(?:e[sd]?|ing)", r"pa(?:y|ys|ying|id)|ow(?:e[sd]?|ing)"),
+    (r"receiv(?:e[sd]?|ing|er)|recipient", r"pa(?:y|ys|ying|id|yer)|ow(?:e[sd]?|ing)"),
     (r"over(?:valued|priced|weight|stated)", r"under(?:valued|priced|weight|stated)"),
     (r"appreciat(?:e[sd]?|ing|ion)", r"depreciat(?:e[sd]?|ing|ion)"),
     (r"inflows?", r"outflows?"),

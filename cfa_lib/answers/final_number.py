@@ -81,7 +81,7 @@ def _score(text: str, found: Found) -> float:
     right_operator = re.match(rf"\s*(?:[{re.escape(_OPERATOR)}]|-\s+[\d($€£¥])", after) or re.match(r"\)\s*\^", after)
     if left_operator or left_exponent or right_operator or _is_term(text, found):
         score -= 6
-    if _TIME_AFTER.search(after):
+    if _TIME_AFTER.search(after) and not _CUE_BEFORE.search(cue_text):  # "in 6 years", not "= 2.83 years"
         score -= 4
     if _PRECISION_AFTER.search(after) or re.search(r"(?i)round(?:ed|ing)?\s+(?:off\s+)?(?:to|at)\s*$", before):
         score -= 8
@@ -127,7 +127,7 @@ def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0
     score, _, found = max(candidates, key=lambda c: (c[0], c[1]))
     if threshold is not None and score < threshold:
         return None
-    return Reading(apply_sign_words(text, found.start, found.number), text, found, at, explicit)
+    return Reading(apply_sign_words(text, found), text, found, at, explicit)
 
 
 def _boxed_contents(text: str) -> list[tuple[int, str]]:
@@ -196,8 +196,9 @@ def _answer_region(body: str, start: int) -> str | None:
     """The rest of the marker's line, or the next two non-empty lines when that rest has no number."""
     line_end = body.find("\n", start)
     line = body[start : line_end if line_end >= 0 else len(body)]
-    if scan_numbers(line):
-        return line
+    first = re.split(r"(?<=[.!?])\s+(?=[A-Z])", line, maxsplit=1)[0]  # "2.83 years (Macaulay). Modified ..."
+    if scan_numbers(first) or scan_numbers(line):
+        return first if scan_numbers(first) else line
     if line.strip(" *:-–—") or line_end < 0:
         return None  # the final answer is not a number
     following = [part for part in body[line_end:].splitlines() if part.strip()][:2]

@@ -174,12 +174,15 @@ def _value_clause(reading: Reading) -> str:
     remark = re.match(r"\s*\([^)]*\)", rest)  # "263 (short position)"
     rest = rest[remark.end() :] if remark else rest
     after = re.split(r"[,;(]|\b(?:which|while|whereas|and|but)\b", rest, maxsplit=1)[0]
-    return reading.region[_clause_start(reading) : reading.found.end] + (remark.group() if remark else "") + after
+    start = _clause_start(reading, colon=False)
+    return reading.region[start : reading.found.end] + (remark.group() if remark else "") + after
 
 
-def _clause_start(reading: Reading) -> int:
-    """Where the clause holding the value starts in its region ("either 4 or 5 outperformances; P = 0.337")."""
-    cuts = [m.end() for m in re.finditer(r"[;:→]|,\s*(?:so|then|but)\b|\b(?:so|therefore|thus|hence)\b",
+def _clause_start(reading: Reading, colon: bool = True) -> int:
+    """Where the clause holding the value starts in its region ("either 4 or 5 outperformances; P = 0.337");
+    a colon ends a clause for hedges ("4 or 5 qualify: P = ..."), not for words ("worst-case loss: $1,300")."""
+    boundary = r"[;:→]" if colon else r"[;→]"
+    cuts = [m.end() for m in re.finditer(rf"{boundary}|,\s*(?:so|then|but)\b|\b(?:so|therefore|thus|hence)\b",
                                          reading.region[: reading.found.start])]
     return cuts[-1] if cuts else 0
 

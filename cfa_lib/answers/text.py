@@ -42,5 +42,5 @@ def clean(text: str | None) -> str:
     text = split_thinking(text or "")[0]
     text = _unwrap_latex(text)
     text = re.sub(r"</?(?:b|strong|em|i|u|p|br|span|div)\b[^>]*>", " ", text, flags=re.I)
-    return text.replace("**", "").replace("__", "")
+    return text.replace("**", "").replace("__", "").replace("·", "×").replace("⋅", "×")
 
