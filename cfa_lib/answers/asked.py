@@ -151,11 +151,13 @@ def _mention_patterns(asked: Asked) -> tuple[re.Pattern[str], re.Pattern[str] | 
 
 
 # from the mention to its value: "is", "=", "of", "falls to"; the value right after a verb ("must deposit $64,341")
-_TO_CUE = re.compile(
-    r"(?i)^(?:\s*\*{0,2}\s*\||\s+at\b|[^=≈.;%$€£¥|]{0,60}?(?:=|≈|≅|:|\b(?:is|are|was|were|equals?|comes\s+to|"
-    r"works\s+out\s+to|of|be|(?:falls?|drops?|rises?|declines?|increases?|climbs?|amounts?)\s+to|reach(?:es)?|"
-    r"totals?)\b))"
-)  # "| Macaulay duration | 2.83 |", "priced at 98.11"
+# a cue that equates what precedes it with the value right after it: "is", "=", ":", "|" (a table), "of", "at",
+# "falls to"; "of" and "at" count only with the value next ("a duration of 2.62", not "the price of the bond")
+_CUE = re.compile(
+    r"(?i)(?:[=≈≅:|]|\b(?:is|are|was|were|equals?|comes\s+to|works\s+out\s+to|of|at|be|(?:falls?|drops?|rises?|"
+    r"declines?|increases?|climbs?|amounts?)\s+to|reach(?:es)?|totals?)\b)[\s*]*(?:(?:approximately|about|roughly|"
+    r"around|nearly|close\s+to|then|only|just|equal\s+to)\s+)*(?=[$€£¥(+-]?\s?\d|\()"
+)
 _AS_VERB = re.compile(r"(?i)\b(?:must|should|will|would|to|can)\s+$")
 _CLAUSE_END = re.compile(
     r"(?i)[;!?]|\.(?:\s|$)|,\s+(?=[A-Za-z])|\s[–—]\s|\s(?:and|but|so|which|while|whereas)\s|\s\((?=[a-z]{3})"
@@ -200,7 +202,7 @@ def _counted_value(asked: Asked, clause: str) -> Found | None:
     return found[-1] if found else None
 
 
-def statements(body: str, asked: Asked | None) -> list[Reading]:
+def statements(body: str, asked: Asked | None, stem: str = "") -> list[Reading]:
     """Every clause, in order, whose subject is the asked quantity and which equates a value to it; asides
     ('If ...', 'For comparison ...', '... would be') and the quantity inside a formula ('= MacDur / 1.08')
     are not statements."""
@@ -209,29 +211,44 @@ def statements(body: str, asked: Asked | None) -> list[Reading]:
     out: list[Reading] = []
     body = re.sub(r"\n(?=\s*[=≈])|\n(?=\s*\n\s*[=≈])", " ", body)  # an equation continued on the next line
     for at, sentence in sentence_spans(body):
-        if is_aside(sentence) or re.search(r"(?i)\b(?:would|could|if)\b", sentence):
+        if is_aside(sentence, stem):
             continue
         for clause_at, clause in _clauses(sentence):
-            found = _counted_value(asked, clause) if asked.counted else _stated_value(asked, clause)
+            if re.search(r"(?i)\b(?:would|could|if)\b", clause):
+                continue
+            found = _counted_value(asked, clause) if asked.counted else _stated_value(asked, clause, stem)
             if found is not None:
                 number = apply_sign_words(clause, found)
                 out.append(Reading(number, clause, found, at + clause_at))
     return out
 
 
-def _stated_value(asked: Asked, clause: str) -> Found | None:
-    """'<the asked quantity> is|=|of <value>': the value of the first mention that is a subject."""
+def _stated_value(asked: Asked, clause: str, stem: str) -> Found | None:
+    """'<the asked quantity> is|=|of <value>': the value of the first mention that is a subject, read at
+    the first cue whose value does not restate the stem ('the rate of return from t = 0 to t = 1 is ...')."""
     for mention in mentions(asked, clause):
-        cue = _TO_CUE.match(clause[mention.end() :])
-        if cue is None and _AS_VERB.search(clause[: mention.start("head")]):
-            cue = re.match(r"\s*(?=[$€£¥]?\d)", clause[mention.end() :])
-        if cue is None or re.search(r"[=≈×*/+]", clause[: mention.start()]):
+        if re.search(r"[=≈×*/+]", clause[: mention.start()]):
             continue
-        value_at = mention.end() + cue.end()
-        found = equated_value(clause[value_at:])
-        if found is not None:
-            return Found(found.number, found.start + value_at, found.end + value_at)
+        window = re.split(r"[.;](?:\s|$)", clause[mention.end() : mention.end() + 90])[0]
+        cues = [c.end() for c in _CUE.finditer(window)]
+        if _AS_VERB.search(clause[: mention.start("head")]):  # "must deposit $64,341"
+            cues.insert(0, len(window) - len(window.lstrip()))
+        for cue in cues:
+            value_at = mention.end() + cue
+            found = equated_value(clause[value_at:])
+            if found is not None:
+                found = Found(found.number, found.start + value_at, found.end + value_at)
+                if not restates(stem, clause, found):
+                    return found
+            elif "=" in window[:cue]:
+                break  # past the first '=' of its chain the mention is no longer the subject
     return None
+
+
+def restates(stem: str, text: str, found: Found) -> bool:
+    """The number sits in notation copied from the stem ('t = 0', 'P(3 ≤ X < 6)'), not in an answer."""
+    context = " ".join(text[max(0, found.start - 6) : found.end].split())
+    return len(context) >= 5 and context in " ".join(stem.split())
 
 
 def _clauses(sentence: str) -> list[tuple[int, str]]:

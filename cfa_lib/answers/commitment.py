@@ -95,18 +95,20 @@ def conclusion(body: str) -> str:
 _ENUMERATION = re.compile(r"\d+(?:\s*,\s*\d+)+,?\s+(?:or|and)\s+\d+")
 
 
-def is_hedge(text: str) -> bool:
+def is_hedge(text: str, stem: str = "") -> bool:
     """Two values offered without a choice, a range, or an explicit 'it depends' (on the text from the
     committed value on, or a FINAL ANSWER line); sentences that open as asides ("By symmetry, ... between 5%
     and 11%") and lists of three or more outcomes ("X can be 1, 2 or 3") do not count."""
-    return any(_HEDGE.search(s) or _two_values(s) for s in (_ENUMERATION.sub(" ", s) for s in sentences(text)
-                                                            if not is_aside_start(s)))
+    parts = [_ENUMERATION.sub(" ", s) for s in sentences(text) if not is_aside_start(s)]
+    return any(not from_stem(s, m.start(), m.end(), stem) for s in parts for m in _HEDGE.finditer(s)) or any(
+        _two_values(s, stem) for s in parts)
 
 
-def _two_values(sentence: str) -> bool:
+def _two_values(sentence: str, stem: str) -> bool:
     for pair in _OR_PAIR.finditer(sentence):
         a, b = (scan_numbers(pair.group(g)) for g in ("a", "b"))
-        if a and b and relative_error(a[0].number, b[0].number) > 1e-9:
+        if a and b and relative_error(a[0].number, b[0].number) > 1e-9 and not from_stem(
+                sentence, pair.start(), pair.end(), stem):
             return True
     return False
 
@@ -130,7 +132,8 @@ _ASIDE_ANYWHERE = re.compile(
 )
 # a trailing clause that restates, compares or decomposes: cut it before reading the sentence's number
 _CLAUSE_CUT = re.compile(
-    r"(?i)[,;—–-]\s*not\b|\s+(?:when|if|because|since|assuming)\b|,?\s*(?:which\s+(?:means|implies|is|gives|corresponds)|meaning\b|i\.e\.,?|e\.g\.,?|whereas\b|while\b|"
+    r"(?i)[,;—–-]\s*not\b|\s+(?:when|if|because|since|assuming)\b|,?\s*(?:which\s+(?:means|implies|is|gives|corresponds|"
+    r"differs)|differ(?:s|ing)?\s+from\b|meaning\b|i\.e\.,?|e\.g\.,?|whereas\b|while\b|"
     r"of\s+which\b|leaving\b|derived\s+from\b|or\s+(?:a\s+little|about|roughly|just)\s+(?:over|under|below|above)?|"
     r"(?:lower|higher|more|less|greater|smaller)\s+than\b|up\s+from\b|down\s+from\b|compared\s+(?:with|to)\b|"
     r"versus\b|vs\.?\s|against\b)"
@@ -166,8 +169,22 @@ def main_clause(sentence: str) -> str:
 
 def is_aside(sentence: str, stem: str = "") -> bool:
     """A sentence that comments on the answer: a comparison, a hypothetical, a restatement, the next
-    period's figure."""
-    return bool(_ASIDE_START.match(sentence) or _ASIDE_ANYWHERE.search(sentence))
+    period's figure; words copied from the stem ("with the same interest rate") do not make one."""
+    return bool(_ASIDE_START.match(sentence)) or any(
+        not from_stem(sentence, m.start(), m.end(), stem) for m in _ASIDE_ANYWHERE.finditer(sentence))
+
+
+def from_stem(text: str, start: int, end: int, stem: str) -> bool:
+    """text[start:end] and a word next to it are copied from the stem ('falls between 8% and 11%', 'with the
+    same interest rate'): the response restates the question there, it does not hedge or comment."""
+    if not stem:
+        return False
+    before = re.search(r"\S+\s+$", text[:start])
+    after = re.match(r"\s*[^\s.,;:*]+", text[end:])
+    flat = " ".join(stem.split()).lower()
+    span = text[start:end]
+    contexts = [(before.group() if before else "") + span, span + (after.group() if after else "")]
+    return any(len(c.strip()) >= 12 and " ".join(c.split()).lower().strip(" .,;:*") in flat for c in contexts)
 
 
 _COMPARISON = re.compile(

@@ -18,7 +18,8 @@ from cfa_lib.answers.text import clean
 _CUE_BEFORE = re.compile(
     r"(?i)(?:=|≈|≅|~|:|→|=>|->|\b(?:is|are|was|were|be|equals?|equal\s+to|approximately|approx\.?|about|around|"
     r"roughly|nearly|close\s+to|closest\s+to|becomes|gives|yields|totals?|reaches|amounts?\s+to|"
-    r"comes?\s+to|answer|i\.e\.|namely|(?:falls?|fell|drops?|dropped|declines?|goes\s+back)\s+to|(?:increase|decrease|decline|rise|fall|drop|loss|gain|change)[sd]?\s+(?:of|by)"
+    r"comes?\s+to|answer|i\.e\.|namely|(?:falls?|fell|drops?|dropped|declines?|goes\s+back|rises?|rose|increases?|"
+    r"increased)\s+to|(?:increase|decrease|decline|rise|fall|drop|loss|gain|change)[sd]?\s+(?:of|by)"
     r"|(?:falls?|fell|drops?|dropped|declines?|declined|decreases?|decreased|rises?|rose|increases?|increased)"
     r"(?:\s+by)?\s+(?:about|approximately|roughly|around)"
     r"(?:\s+(?:about|approximately|roughly|around))?))\s*$"
@@ -143,7 +144,7 @@ def _boxed_contents(text: str) -> list[tuple[int, str]]:
 
 _ANSWER_MARKER = re.compile(
     r"(?im)(?:\bfinal\s+(?:answer|result)\b\s*(?:\([^)\n]{0,40}\))?(?:\s*(?:is\b|:|=|[-–—]+)|[ \t]*$)"
-    r"|\b(?:short\s+|direct\s+)?answer\b\s*(?:\([^)\n]{0,40}\))?\s*(?::|=|is\b|[-–—]+)"
+    r"|\b(?:short\s+|direct\s+)?answer\b\s*(?:\([^)\n]{0,40}\))?\s*(?::|=|is\b|[-–—]+(?![\d.]))"
     r"|答案\s*(?:是|为|[:：]))"
 )
 _NOTE_SENTENCE = re.compile(
@@ -174,7 +175,8 @@ def read_body(body: str, stem: str = "") -> Reading | None:
         reading = _best_in(content, at=at, explicit=True)
         if reading is not None:
             return reading
-    markers = [m for m in _ANSWER_MARKER.finditer(body) if not _HYPOTHETICAL.search(_line_before(body, m.start()))]
+    markers = [m for m in _ANSWER_MARKER.finditer(body) if not _HYPOTHETICAL.search(_line_before(body, m.start()))
+               and not _in_parentheses(body, m.start())]
     if markers:
         region = _answer_region(body, markers[-1].end())
         if region is None:
@@ -186,6 +188,12 @@ def read_body(body: str, stem: str = "") -> Reading | None:
 
 
 _HYPOTHETICAL = re.compile(r"(?i)\b(?:if|note|otherwise|alternatively|assuming|would|could|suppose)\b")
+
+
+def _in_parentheses(body: str, position: int) -> bool:
+    """'(The alternative answer –0.67 comes from a common mistake.)': a remark, not the answer line."""
+    open_at = body.rfind("(", 0, position)
+    return open_at >= 0 and body.rfind(")", open_at, position) < 0 and "\n\n" not in body[open_at:position]
 
 
 def _line_before(body: str, position: int) -> str:
@@ -238,3 +246,23 @@ def _committed_clause(sentence: str) -> str:
     return clause
 
 
+
+
+def clause_start(reading: Reading, colon: bool = True) -> int:
+    """Where the clause holding the value starts in its region ("either 4 or 5 outperformances; P = 0.337");
+    a colon ends a clause for hedges ("4 or 5 qualify: P = ..."), not for words ("worst-case loss: $1,300")."""
+    boundary = r"[;:→]" if colon else r"[;→]"
+    cuts = [m.end() for m in re.finditer(rf"{boundary}|,\s*(?:so|then|but)\b|\b(?:so|therefore|thus|hence)\b",
+                                         reading.region[: reading.found.start])]
+    return cuts[-1] if cuts else 0
+
+
+def value_clause(reading: Reading) -> str:
+    """The reading's clause up to the end of the phrase holding its value: 'Sell 263 futures' or '263 (short
+    position)', not the ', which means the probability of a down move ...' that follows."""
+    rest = reading.region[reading.found.end :]
+    remark = re.match(r"\s*\([^)]*\)", rest)
+    rest = rest[remark.end() :] if remark else rest
+    after = re.split(r"[,;(]|\b(?:which|while|whereas|and|but)\b", rest, maxsplit=1)[0]
+    start = clause_start(reading, colon=False)
+    return reading.region[start : reading.found.end] + (remark.group() if remark else "") + after

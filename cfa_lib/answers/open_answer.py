@@ -23,7 +23,6 @@ statement of the asked quantity (`answer_source="heuristic"`).
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -42,7 +41,7 @@ from cfa_lib.answers.commitment import (
     is_refusal,
     stem_unit,
 )
-from cfa_lib.answers.final_number import Reading, read_body
+from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
 from cfa_lib.answers.key import NumericKey, gold_number_from_option, grade_number, numeric_key
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, aligned_values, normalise_signs
 from cfa_lib.answers.settle import settle
@@ -124,12 +123,12 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         if is_refusal(body, reading.number if reading else None):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
         # alternatives laid out before the committed value are not a hedge ("X can be 1, 2 or 3, so ...")
-        committed_text = body[reading.at + _clause_start(reading) :] if reading else conclusion(body)
+        committed_text = body[reading.at + clause_start(reading) :] if reading else conclusion(body)
     else:
         committed_text = final
     # a hedge between numbers leaves nothing to compare; words ("either operating or financing cash
     # flows") are the judge's to read when the key is words
-    if key is not None and is_hedge(committed_text):
+    if key is not None and is_hedge(committed_text, question.stem):
         return OpenGrade("no_answer", None, "the response offers alternatives or a range without choosing", source)
     if key is None:
         value = _in_stem_unit(reading, question) if reading else None
@@ -146,7 +145,7 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         if has_refusal(body):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
         return OpenGrade("judge", None, "the response commits to words, not a number", source)
-    return _graded(question, settled, _value_clause(settled), key, tolerance, source)
+    return _graded(question, settled, value_clause(settled), key, tolerance, source)
 
 
 def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, tolerance: float,
@@ -165,26 +164,6 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     if grade.match and direction == "both":
         return OpenGrade("judge", shown, "the number matches but the answer names both directions", source)
     return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)
-
-
-def _value_clause(reading: Reading) -> str:
-    """The reading's clause up to the end of the phrase holding its value: 'Sell 263 futures', not the
-    ', which means the probability of a down move ...' that follows."""
-    rest = reading.region[reading.found.end :]
-    remark = re.match(r"\s*\([^)]*\)", rest)  # "263 (short position)"
-    rest = rest[remark.end() :] if remark else rest
-    after = re.split(r"[,;(]|\b(?:which|while|whereas|and|but)\b", rest, maxsplit=1)[0]
-    start = _clause_start(reading, colon=False)
-    return reading.region[start : reading.found.end] + (remark.group() if remark else "") + after
-
-
-def _clause_start(reading: Reading, colon: bool = True) -> int:
-    """Where the clause holding the value starts in its region ("either 4 or 5 outperformances; P = 0.337");
-    a colon ends a clause for hedges ("4 or 5 qualify: P = ..."), not for words ("worst-case loss: $1,300")."""
-    boundary = r"[;:→]" if colon else r"[;→]"
-    cuts = [m.end() for m in re.finditer(rf"{boundary}|,\s*(?:so|then|but)\b|\b(?:so|therefore|thus|hence)\b",
-                                         reading.region[: reading.found.start])]
-    return cuts[-1] if cuts else 0
 
 
 def key_directions(question: Question) -> set[Direction]:

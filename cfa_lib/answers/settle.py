@@ -22,12 +22,13 @@ from collections.abc import Callable
 
 from cfa_lib.answers.asked import asked_quantity, mentions, statements
 from cfa_lib.answers.commitment import sentence_spans
-from cfa_lib.answers.final_number import Reading, read_body
+from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
 
 _COMPARED_BEFORE = re.compile(
     r"(?i)\b(?:exceed\w*|outperform\w*|beat\w*)\b[^.;]{0,80}\bby\s*(?:about\s+|roughly\s+)?$"
-    r"|\b(?:than|vs\.?|versus|above|below|beyond)\s+(?:the\s+|a\s+|an\s+|its\s+)?(?:[\w-]+\s+){0,3}$"
+    r"|\b(?:than|vs\.?|versus|above|below|beyond|differs?\s+from|compared\s+(?:with|to))\s+"
+    r"(?:the\s+|a\s+|an\s+|its\s+)?(?:[\w-]+\s+){0,3}$"
 )
 _COMPARED_AFTER = re.compile(r"(?i)^\s*(?:more|less|higher|lower|greater|smaller|above|below)\b")
 _SUPPOSED = re.compile(
@@ -43,7 +44,8 @@ def comments(reading: Reading, body: str) -> bool:
     """The value read is the object of a comparison or a supposition, not a statement of the answer:
     'exceeds ... by $772.17', '$4,000 more than ...', 'With annual compounding it would take ... 563 months'."""
     before, after = reading.region[: reading.found.start], body[reading.at + reading.found.end :]
-    return bool(_COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(after) or _SUPPOSED.search(reading.region))
+    supposed = _SUPPOSED.search(reading.region[clause_start(reading, colon=False) : reading.found.end])
+    return bool(_COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(after) or supposed)
 
 
 # words of a subject that name no measure: "the project's value today is $58.33", "so the final answer is"
@@ -71,7 +73,7 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
     if other_kind:
         reading = _of_kind(reading, key_unit)  # type: ignore[arg-type]
     asked = asked_quantity(stem)
-    stated = [s for s in statements(body, asked) if not _other_kind(s.number, key_unit)]
+    stated = [s for s in statements(body, asked, stem) if not _other_kind(s.number, key_unit)]
     if other_kind and reading is None and not stated:
         return "the value read is not of the key's kind (a percent against an amount, or the reverse)"
     if not stated or asked is None:
@@ -85,7 +87,7 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
     if reading is None:
         return last
     in_region = reading.at <= last.position < reading.at + len(reading.region)
-    another = comments(reading, body) or bool(re.search(r"(?i)\bwould\b", reading.region)) or (
+    another = comments(reading, body) or bool(re.search(r"(?i)\bwould\b", value_clause(reading))) or (
         asked.specific and not mentions(asked, reading.region) and names_a_measure(reading))
     agree = match(reading) == match(last)
     # when both agree, a restatement in the statement's own sentence ("= 2.8286, so about 2.83") is kept
