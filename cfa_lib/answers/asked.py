@@ -15,7 +15,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from cfa_lib.answers.commitment import apply_sign_words, is_aside, sentence_spans
+from cfa_lib.answers.commitment import apply_sign_words, is_aside, restates, sentence_spans
 from cfa_lib.answers.final_number import Reading
 from cfa_lib.answers.numbers import Found, scan_values
 
@@ -151,12 +151,13 @@ def _mention_patterns(asked: Asked) -> tuple[re.Pattern[str], re.Pattern[str] | 
 
 
 # from the mention to its value: "is", "=", "of", "falls to"; the value right after a verb ("must deposit $64,341")
-# a cue that equates what precedes it with the value right after it: "is", "=", ":", "|" (a table), "of", "at",
-# "falls to"; "of" and "at" count only with the value next ("a duration of 2.62", not "the price of the bond")
+# a cue that equates what precedes it with the value right after it: "is", "=", ":", "|" (a table), "falls to";
+# "of" and "at" only right after the mention ("a duration of 2.62", "priced at 98.11", not "instead of 200 units")
 _CUE = re.compile(
-    r"(?i)(?:[=≈≅:|]|\b(?:is|are|was|were|equals?|comes\s+to|works\s+out\s+to|of|at|be|(?:falls?|drops?|rises?|"
-    r"declines?|increases?|climbs?|amounts?)\s+to|reach(?:es)?|totals?)\b)[\s*]*(?:(?:approximately|about|roughly|"
-    r"around|nearly|close\s+to|then|only|just|equal\s+to)\s+)*(?=[$€£¥(+-]?\s?\d|\()"
+    r"(?i)(?:[=≈≅:|]|^\s*(?:of|at)\b|\b(?:is|are|was|were|equals?|comes\s+to|works\s+out\s+to|be|(?:falls?|drops?|"
+    r"rises?|declines?|increases?|climbs?|amounts?)\s+to|reach(?:es)?|totals?)\b)[\s*]*(?:(?:approximately|about|"
+    r"roughly|around|nearly|close\s+to|then|only|just|equal\s+to|therefore|thus|hence)\s+)*"
+    r"(?=(?:[A-Z]{3}\s?)?[$€£¥(+-]?\s?\d|\()"
 )
 _AS_VERB = re.compile(r"(?i)\b(?:must|should|will|would|to|can)\s+$")
 _CLAUSE_END = re.compile(
@@ -243,12 +244,6 @@ def _stated_value(asked: Asked, clause: str, stem: str) -> Found | None:
             elif "=" in window[:cue]:
                 break  # past the first '=' of its chain the mention is no longer the subject
     return None
-
-
-def restates(stem: str, text: str, found: Found) -> bool:
-    """The number sits in notation copied from the stem ('t = 0', 'P(3 ≤ X < 6)'), not in an answer."""
-    context = " ".join(text[max(0, found.start - 6) : found.end].split())
-    return len(context) >= 5 and context in " ".join(stem.split())
 
 
 def _clauses(sentence: str) -> list[tuple[int, str]]:

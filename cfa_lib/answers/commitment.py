@@ -69,7 +69,7 @@ def is_refusal(body: str, committed: Number | None) -> bool:
 
 # --- hedges ----------------------------------------------------------------------------------------------
 _NUM = r"[-+]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?"
-_UNIT = r"(?:\s?(?:%|bps|basis\s+points|million|mn|m|k|billion|bn))?"
+_UNIT = r"(?:\s?(?:%|bps|basis\s+points|million|mn|m|k|billion|bn|percent|per\s+cent))?"
 _HEDGE = re.compile(
     rf"(?i)\beither\b[^.\n]{{0,80}}\bor\b"  # either X or Y
     rf"|\bbetween\s+(?:about\s+)?{_NUM}{_UNIT}\s+and\s+{_NUM}"  # between X and Y
@@ -82,7 +82,10 @@ _HEDGE = re.compile(
 )
 # "8.0% or 8.16%", "2.83 or maybe the 2.62 figure": two values joined by "or" (a restatement of one value,
 # "0.15, or 15%", is not a hedge)
-_OR_PAIR = re.compile(rf"(?i)(?P<a>{_NUM}{_UNIT})\s*(?:,|—|–|-)?\s*or\s+(?:[a-z]+\s+){{0,3}}?(?P<b>{_NUM}{_UNIT})")
+_OR_PAIR = re.compile(
+    rf"(?i)(?P<a>{_NUM}{_UNIT})\s*(?:,|—|–|-)?\s*or\s+(?:[a-z]+\s+){{0,3}}?(?P<b>{_NUM}{_UNIT})"
+    rf"|(?P<a2>{_NUM}{_UNIT})\s+[a-z]+\s+or\s+(?P<b2>{_NUM}{_UNIT})"  # "969 contracts or 529 contracts"
+)
 
 
 def conclusion(body: str) -> str:
@@ -92,7 +95,7 @@ def conclusion(body: str) -> str:
 
 
 # "X can be 1, 2 or 3", "stocks 1, 2, 3, 4 or 5": the outcomes a response counts, not values it hesitates between
-_ENUMERATION = re.compile(r"\d+(?:\s*,\s*\d+)+,?\s+(?:or|and)\s+\d+")
+_ENUMERATION = re.compile(r"\b\d+(?:,\s+\d+)+,?\s+(?:or|and)\s+\d+\b")  # "1, 2 or 3", not "1,003,333 or 1,006,667"
 
 
 def is_hedge(text: str, stem: str = "") -> bool:
@@ -106,7 +109,7 @@ def is_hedge(text: str, stem: str = "") -> bool:
 
 def _two_values(sentence: str, stem: str) -> bool:
     for pair in _OR_PAIR.finditer(sentence):
-        a, b = (scan_numbers(pair.group(g)) for g in ("a", "b"))
+        a, b = (scan_numbers(pair.group(g) or pair.group(f"{g}2")) for g in ("a", "b"))
         if a and b and relative_error(a[0].number, b[0].number) > 1e-9 and not from_stem(
                 sentence, pair.start(), pair.end(), stem):
             return True
@@ -124,7 +127,7 @@ _ASIDE_START = re.compile(
     r"under\s+the\s+[\w\s-]{0,30}(?:method|approach|convention)\b[^.]*\bwould\b)"
 )
 _ASIDE_ANYWHERE = re.compile(
-    r"(?i)\b(?:not|next|following\s+year|would\s+instead|rather\s+than|compared\s+(?:with|to)|versus|vs\.?|"
+    r"(?i)\b(?:not|next|following\s+year|would\s+instead|rather\s+than|compar(?:ed|es|ing)\s+(?:with|to)|versus|vs\.?|"
     r"by\s+contrast|for\s+comparison|for\s+reference|of\s+which|irrelevant|a\s+common\s+mistake|the\s+same|"
     r"would\s+(?:give|carry|be\s+lower|be\s+higher)|will\s+be\s+amorti[sz]ed)\b"
     r"|\bfrom\s+(?:[A-Z]{3}\s?)?[$€£¥]?(?!(?:19|20)\d\d\b)\d[\d,.]*%?\s+(?:up\s+)?to\s+(?:[A-Z]{3}\s?)?[$€£¥]?\d"
@@ -172,6 +175,14 @@ def is_aside(sentence: str, stem: str = "") -> bool:
     period's figure; words copied from the stem ("with the same interest rate") do not make one."""
     return bool(_ASIDE_START.match(sentence)) or any(
         not from_stem(sentence, m.start(), m.end(), stem) for m in _ASIDE_ANYWHERE.finditer(sentence))
+
+
+def restates(stem: str, text: str, found: Found) -> bool:
+    """The number sits in notation copied from the stem ('t = 0', 'P(3 ≤ X < 6)'), not in an answer (an
+    echo in words, 'face value of $5,000,000', may well be the answer committed to)."""
+    context = " ".join(text[max(0, found.start - 6) : found.end].split())
+    notation = re.search(r"[=≤≥<>(]", context)
+    return bool(stem) and bool(notation) and len(context) >= 5 and context in " ".join(stem.split())
 
 
 def from_stem(text: str, start: int, end: int, stem: str) -> bool:

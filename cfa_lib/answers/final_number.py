@@ -11,7 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cfa_lib.answers.commitment import apply_sign_words, aside_number, is_aside, main_clause, sentence_spans
+from cfa_lib.answers.commitment import (
+    apply_sign_words,
+    aside_number,
+    is_aside,
+    main_clause,
+    restates,
+    sentence_spans,
+)
 from cfa_lib.answers.numbers import Found, Number, normalise_signs, scan_numbers, scan_values
 from cfa_lib.answers.text import clean
 
@@ -22,7 +29,7 @@ _CUE_BEFORE = re.compile(
     r"increased)\s+to|(?:increase|decrease|decline|rise|fall|drop|loss|gain|change)[sd]?\s+(?:of|by)"
     r"|(?:falls?|fell|drops?|dropped|declines?|declined|decreases?|decreased|rises?|rose|increases?|increased)"
     r"(?:\s+by)?\s+(?:about|approximately|roughly|around)"
-    r"(?:\s+(?:about|approximately|roughly|around))?))\s*$"
+    r"(?:\s+(?:about|approximately|roughly|around))?))(?:\s+(?:therefore|thus|hence|then))?\s*$"
 )
 # "... for the 2-year bond at 6% coupon": a number in a trailing prepositional phrase is context
 _CONTEXT_BEFORE = re.compile(r"(?i)\b(?:at|for|in|over|with|from|on|after|within|per)(?:\s+(?:the|a|an))?\s*$")
@@ -118,10 +125,12 @@ class Reading:
 
 
 def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0, at: int = 0,
-             explicit: bool = False) -> Reading | None:
-    """Highest-scoring number of a region; ties go to the later one ('r = 0.0814 ≈ 8.14%').
-    Sign words before it are applied ("a decline of 10.90%" is −10.90 %)."""
-    candidates = [(_score(text, found), found.start, found) for found in scan_values(text)]
+             explicit: bool = False, stem: str = "") -> Reading | None:
+    """Highest-scoring number of a region; ties go to the later one ('r = 0.0814 ≈ 8.14%'); a number in
+    notation copied from the stem ('from t = 0 to t = 1') is demoted. Sign words are applied ("a decline of
+    10.90%" is −10.90 %)."""
+    candidates = [(_score(text, found) - 4 * restates(stem, text, found), found.start, found)
+                  for found in scan_values(text)]
     if not candidates:
         return None
     candidates[0] = (candidates[0][0] + first_bonus, *candidates[0][1:])
@@ -145,7 +154,8 @@ def _boxed_contents(text: str) -> list[tuple[int, str]]:
 _ANSWER_MARKER = re.compile(
     r"(?im)(?:\bfinal\s+(?:answer|result)\b\s*(?:\([^)\n]{0,40}\))?(?:\s*(?:is\b|:|=|[-–—]+)|[ \t]*$)"
     r"|\b(?:short\s+|direct\s+)?answer\b\s*(?:\([^)\n]{0,40}\))?\s*(?::|=|is\b|[-–—]+(?![\d.]))"
-    r"|答案\s*(?:是|为|[:：]))"
+    r"|答案\s*(?:是|为|[:：])"
+    r"|^[ \t#>*_]*(?:answer|result|conclusion)[ \t*_]*:?[ \t*_]*$)"  # a heading: "### Result", "**Answer**"
 )
 _NOTE_SENTENCE = re.compile(
     r"(?i)^[\s>*#\-•]*(?:\(|note\b|nb\b|check\b|checking\b|verification\b|verify\b|sanity\b|assum|if\b|"
@@ -183,7 +193,7 @@ def read_body(body: str, stem: str = "") -> Reading | None:
             return None
         # the number right after "Answer:" is the answer unless a later one is clearly the result
         at = body.find(region.split("\n")[0], markers[-1].end())
-        return _best_in(main_clause(region), first_bonus=1, at=at, explicit=True)
+        return _best_in(main_clause(region), first_bonus=1, at=at, explicit=True, stem=stem)
     return _concluding_number(body, stem)
 
 
@@ -223,7 +233,7 @@ def _concluding_number(body: str, stem: str = "") -> Reading | None:
             clause = _committed_clause(sentence)
             if skip_asides and (_NOTE_SENTENCE.match(clause) or is_aside(clause, stem)):
                 continue
-            reading = _best_in(clause, threshold=-1, at=at + sentence.find(clause))
+            reading = _best_in(clause, threshold=-1, at=at + sentence.find(clause), stem=stem)
             if reading is not None and skip_asides and aside_number(clause, reading.found.start, stem):
                 continue
             if reading is not None:
