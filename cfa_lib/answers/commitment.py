@@ -78,12 +78,12 @@ _HEDGE = re.compile(
     r"(?:defensible|plausible|valid|possible|correct)\b|\bcould\s+also\s+be\s+right\b|\bI['’]d\s+need\s+to\s+know\b"
     r"|\bI['’]d\s+report\s+one\s+of\b|\beither\s+(?:number|value|figure)\b|\bone\s+of\s+those\s+two\b"
     r"|\bmay\s+be\s+what['’]?s\s+intended\b|\bsomewhere\s+between\b|\b(?:hard|impossible)\s+to\s+say\b"
-    r"|\b(?:not\s+sure|unsure)\s+(?:which|whether)\b"
+    r"|\b(?:not\s+sure|unsure)\s+(?:which|whether)\b|\b(?:could|might)\s+also\s+be\b"
 )
 # "8.0% or 8.16%", "2.83 or maybe the 2.62 figure": two values joined by "or" (a restatement of one value,
 # "0.15, or 15%", is not a hedge)
 _OR_PAIR = re.compile(
-    rf"(?i)(?P<a>{_NUM}{_UNIT})\s*(?:,|—|–|-)?\s*or\s+(?:[a-z]+\s+){{0,3}}?(?P<b>{_NUM}{_UNIT})"
+    rf"(?i)(?P<a>{_NUM}{_UNIT})\s*(?:,|—|–|-)?\s*or[\s,]+(?:[a-z]+[\s,]+){{0,4}}?(?P<b>{_NUM}{_UNIT})"
     rf"|(?P<a2>{_NUM}{_UNIT})\s+[a-z]+\s+or\s+(?P<b2>{_NUM}{_UNIT})"  # "969 contracts or 529 contracts"
 )
 

@@ -260,8 +260,9 @@ def _committed_clause(sentence: str) -> str:
 
 def clause_start(reading: Reading, colon: bool = True) -> int:
     """Where the clause holding the value starts in its region ("either 4 or 5 outperformances; P = 0.337");
-    a colon ends a clause for hedges ("4 or 5 qualify: P = ..."), not for words ("worst-case loss: $1,300")."""
-    boundary = r"[;:→]" if colon else r"[;→]"
+    for hedges a colon or a comma ends a clause too ("4 or 5 qualify: P = ...", "the cases 4 or 5, the
+    probability is ..."), for words it does not ("worst-case loss: $1,300")."""
+    boundary = r"[;:→]|,\s" if colon else r"[;→]"
     cuts = [m.end() for m in re.finditer(rf"{boundary}|,\s*(?:so|then|but)\b|\b(?:so|therefore|thus|hence)\b",
                                          reading.region[: reading.found.start])]
     return cuts[-1] if cuts else 0
