@@ -76,6 +76,9 @@ def test_mcq_row(questions, row):
          "money; the maximum loss is $30.50 + $2.78 − $30 = $3.28 per share.", 33.28),
         ("easy_656", "Debt/capital = 4,364 / (4,364 + 7,058) = 4,364 / 11,422 = 38.21%. The corresponding "
          "debt-to-equity ratio is 4,364 / 7,058 = 61.83%.", 38.21),
+        ("easy_4", "Deposit needed today is £97,532. This compares with £97,500 for the alternative.", 97532),
+        ("easy_236", "### Result\n\nDifference: **€81,400**\n\n### Sensitivity\n\nWith a one-point higher rate: "
+         "€118,600", 81400),
         # a counted quantity: "about 555 months", then a supposition under annual compounding (563, distractor B)
         ("easy_5", "16,867 / 365 = 46.21 years, or about 555 months. With annual compounding it would take "
          "46.9 years, i.e. 563 months.", 555),
@@ -121,6 +124,9 @@ def test_fractions_are_values(questions, qid, response, value):
         ("easy_58", "X is an integer from 1 to 20, each with probability 0.05. X can be 3, 4 or 5, so "
          "P(3 ≤ X < 6) = 3 × 0.05 = 0.15.", "correct", 0.15),
         ("easy_59", "She needs either 4 or 5 outperformances; P = 0.2592 + 0.0778 = 0.337.", "correct", 0.337),
+        ("easy_59", "Considering the cases 4 or 5, the probability is 0.34.", "correct", 0.34),
+        # words copied from the stem are no hedge
+        ("easy_64", "The probability that its return falls between 8% and 11% is 8.5%.", "correct", 8.5),
         ("easy_60", "X can be 0, 1, 2 or 3. I will only count the case X = 3: P(X = 3) = 4 × 0.75^3 × 0.25 = "
          "0.4219, so the probability is about 0.42.", "incorrect", 0.42),
     ],
