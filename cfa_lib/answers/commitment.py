@@ -198,17 +198,6 @@ def from_stem(text: str, start: int, end: int, stem: str) -> bool:
     return any(len(c.strip()) >= 12 and " ".join(c.split()).lower().strip(" .,;:*") in flat for c in contexts)
 
 
-_COMPARISON = re.compile(
-    r"(?i)\b(?:more|less|higher|lower|greater|smaller|larger|above|below|exceed(?:s|ed|ing)?|than|compared|"
-    r"versus|vs|difference|premium|discount|short\s+of)\b"
-)
-
-
-def is_comparison(text: str) -> bool:
-    """A clause that sets a value against another ('$4,000 more than the lump sum', 'exceeds ... by')."""
-    return bool(_COMPARISON.search(text))
-
-
 def is_aside_start(sentence: str) -> bool:
     """A sentence that opens as an aside ("By symmetry, ...", "For comparison, ...", "If ...")."""
     return bool(_ASIDE_START.match(sentence))
@@ -243,31 +232,30 @@ def apply_sign_words(region: str, found: Found) -> Number:
 
 
 # --- direction words: the action or sign a value carries -------------------------------------------------------
-_DIRECTIONS = (
-    (r"buy(?:s|ing)?|bought|purchas(?:e[sd]?|ing)|long", r"sell(?:s|ing)?|sold|short(?:s|ing)?"),
-    (r"gains?|profits?", r"loss(?:es)?|los(?:e|es|ing)|lost"),
-    (r"increas(?:e[sd]?|ing)|ris(?:e[sn]?|ing)|rose|higher|up", r"decreas(?:e[sd]?|ing)|declin(?:e[sd]?|ing)|"
-     r"fall(?:s|en|ing)?|fell|drop(?:s|ped|ping)?|lower|down"),
-    (r"receiv(?:e[sd]?|ing|er)|recipient", r"pa(?:y|ys|ying|id|yer)|ow(?:e[sd]?|ing)"),
-    (r"over(?:valued|priced|weight|stated)", r"under(?:valued|priced|weight|stated)"),
-    (r"appreciat(?:e[sd]?|ing|ion)", r"depreciat(?:e[sd]?|ing|ion)"),
-    (r"inflows?", r"outflows?"),
-    (r"surplus(?:es)?", r"deficits?"),
-)
-Direction = tuple[int, int]  # (pair, side): (0, 0) buy, (0, 1) sell, (1, 1) loss, ...
-UP_DOWN = 2  # increase/decrease: also names quantities ("the probability of an up move"), not only directions
+_DIRECTIONS = {  # name: (one side, the other side)
+    "trade": (r"buy(?:s|ing)?|bought|purchas(?:e[sd]?|ing)|long", r"sell(?:s|ing)?|sold|short(?:s|ing)?"),
+    "result": (r"gains?|profits?", r"loss(?:es)?|los(?:e|es|ing)|lost"),
+    "change": (r"increas(?:e[sd]?|ing)|ris(?:e[sn]?|ing)|rose|higher|up", r"decreas(?:e[sd]?|ing)|"
+               r"declin(?:e[sd]?|ing)|fall(?:s|en|ing)?|fell|drop(?:s|ped|ping)?|lower|down"),
+    "payment": (r"receiv(?:e[sd]?|ing|er)|recipient", r"pa(?:y|ys|ying|id|yer)|ow(?:e[sd]?|ing)"),
+    "valuation": (r"over(?:valued|priced|weight|stated)", r"under(?:valued|priced|weight|stated)"),
+    "currency": (r"appreciat(?:e[sd]?|ing|ion)", r"depreciat(?:e[sd]?|ing|ion)"),
+    "flow": (r"inflows?", r"outflows?"),
+    "balance": (r"surplus(?:es)?", r"deficits?"),
+}
+Direction = tuple[str, int]  # ("trade", 0) buy, ("trade", 1) sell, ("result", 1) loss, ...
 
 
 def directions(text: str) -> set[Direction]:
     """The direction words of a text: buy/sell, gain/loss, increase/decrease, receive/pay, over/under, ..."""
-    return {(pair, side) for pair, words in enumerate(_DIRECTIONS) for side, word in enumerate(words)
+    return {(name, side) for name, words in _DIRECTIONS.items() for side, word in enumerate(words)
             if re.search(rf"(?i)\b(?:{word})\b", text)}
 
 
 def direction_agreement(key: set[Direction], answer_text: str) -> str | None:
     """How the words around a committed value stand to the key's direction words: 'same', 'opposite' (sell
     against the key's buy), 'both' (it names both), or None (the key has none, or the answer is silent)."""
-    answer = {d for d in directions(answer_text) if d[0] in {pair for pair, _ in key}}
+    answer = {d for d in directions(answer_text) if d[0] in {name for name, _ in key}}
     same, opposite = bool(answer & key), bool(answer - key)
     if not key or not answer:
         return None

@@ -1,9 +1,11 @@
 """The number an open answer commits to as its final answer.
 
 It reads, in order, the last `\\boxed{}`, the last explicit answer line ("Final answer:", "ANSWER:",
-"the answer is") and otherwise the concluding sentence; inside that region it scores each number (after
-"=", "is", "approximately"; with a unit) and demotes operands of a formula, durations ("in 6 years"),
-precision notes ("2 decimals"), labels ("Step 3", "IFRS 16") and remarks in parentheses.
+"the answer is", a "### Result" heading; not one inside a parenthetical remark) and otherwise the concluding
+sentence; inside that region it scores each value (after "=", "is", "approximately"; with a unit; a
+fraction "3/20" is one value) and demotes operands and multipliers of a formula ("1(0.0586)"), arguments
+("P(3 ≤ X < 6)"), notation copied from the stem, durations ("in 6 years"), precision notes ("2 decimals"),
+labels ("Step 3", "IFRS 16") and remarks in parentheses. `settle` then checks the reading.
 """
 
 from __future__ import annotations
@@ -254,8 +256,6 @@ def _committed_clause(sentence: str) -> str:
     if clause != sentence and _best_in(clause, threshold=2) is None:
         return sentence
     return clause
-
-
 
 
 def clause_start(reading: Reading, colon: bool = True) -> int:

@@ -29,7 +29,6 @@ from typing import Literal
 from cfa_lib.answers.asked import asked_phrase
 from cfa_lib.answers.choice import extract_choice, has_answer_line
 from cfa_lib.answers.commitment import (
-    UP_DOWN,
     Direction,
     conclusion,
     direction_agreement,
@@ -42,7 +41,7 @@ from cfa_lib.answers.commitment import (
     stem_unit,
 )
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
-from cfa_lib.answers.key import NumericKey, gold_number_from_option, grade_number, numeric_key
+from cfa_lib.answers.key import NumericGrade, NumericKey, gold_number_from_option, grade_number, numeric_key
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, aligned_values, normalise_signs
 from cfa_lib.answers.settle import settle
 from cfa_lib.answers.text import clean
@@ -136,7 +135,7 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
                          "(words, a comparison, a label or a number shared with a distractor)", source)
 
     def match(r: Reading) -> bool:
-        return grade_number(_in_stem_unit(r, question), key.gold, list(key.distractors.values()), tolerance).match
+        return _window(_in_stem_unit(r, question), key, tolerance).match
 
     settled = settle(text, question.stem, reading, key.gold.unit, match, lambda r: str(_in_stem_unit(r, question)))
     if isinstance(settled, str):
@@ -156,7 +155,7 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     direction = direction_agreement(key_directions(question), clause)
     if direction == "same" and value.value * key.gold.value < 0:
         value = Number(-value.value, value.unit)  # the key's own word carries the sign
-    grade = grade_number(value, key.gold, list(key.distractors.values()), rel_tol=tolerance)
+    grade = _window(value, key, tolerance)
     shown = on_key_scale(value, key.gold)
     if grade.match and direction == "opposite":
         return OpenGrade("incorrect", shown, f"{grade.reason}, but its direction word contradicts the key's "
@@ -166,10 +165,16 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)
 
 
+def _window(value: Number, key: NumericKey, tolerance: float) -> NumericGrade:
+    return grade_number(value, key.gold, list(key.distractors.values()), rel_tol=tolerance)
+
+
 def key_directions(question: Question) -> set[Direction]:
     """The direction the key states: words of the correct option ('Buy 263 ...', 'receive $103,500'), else of
-    the asked phrase ('the maximum possible loss')."""
-    return directions(question.correct_text) or {d for d in directions(asked_phrase(question.stem)) if d[0] != UP_DOWN}
+    the asked phrase ('the maximum possible loss'; not up/down, which also name quantities: 'the probability
+    of an up move')."""
+    asked = {d for d in directions(asked_phrase(question.stem)) if d[0] != "change"}
+    return directions(question.correct_text) or asked
 
 
 def on_key_scale(value: Number, gold: Number) -> Number:
