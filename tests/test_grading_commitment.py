@@ -77,6 +77,8 @@ def test_mcq_row(questions, row):
         ("easy_656", "Debt/capital = 4,364 / (4,364 + 7,058) = 4,364 / 11,422 = 38.21%. The corresponding "
          "debt-to-equity ratio is 4,364 / 7,058 = 61.83%.", 38.21),
         ("easy_4", "Deposit needed today is £97,532. This compares with £97,500 for the alternative.", 97532),
+        ("easy_12", "The tuition stream is worth $173,255.28 at t = 17; discounted 17 years it is $64,341, "
+         "roughly $135,659 less than the $200,000 of total payments.", 64341),
         ("easy_236", "### Result\n\nDifference: **€81,400**\n\n### Sensitivity\n\nWith a one-point higher rate: "
          "€118,600", 81400),
         # a counted quantity: "about 555 months", then a supposition under annual compounding (563, distractor B)
@@ -188,9 +190,9 @@ def test_what_the_new_rules_leave_alone(questions):
         # two committed values of the asked quantity
         ("easy_632", "**Answer: 2.62**\n\nMacaulay duration = (1 × 5.5556 + 2 × 5.1440 + 3 × 84.1463) / 94.8458 "
          "= 2.83.", "two committed values"),
-        # the last value comments on an earlier, different one, and the stem names no measure to tell them apart
-        ("easy_12", "The tuition stream is worth $173,255.28 at t = 17; discounted 17 years it is $64,341, "
-         "roughly $135,659 less than the $200,000 of total payments.", "comments on an earlier one"),
+        # the last value only compares, and the value before it is a supposition
+        ("easy_3", "Annual compounding would give $112,555. Quarterly compounding gives about $1,178 more than "
+         "that.", "only compares or supposes"),
         # a percent where the key is an amount, and no amount stated for the asked quantity
         ("easy_340", "The project clears its hurdle: it returns well above the 20% required return.",
          "not of the key's kind"),

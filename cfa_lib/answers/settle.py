@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 
 from cfa_lib.answers.asked import asked_quantity, mentions, statements
-from cfa_lib.answers.commitment import sentence_spans
+from cfa_lib.answers.commitment import from_stem, sentence_spans
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
 
@@ -40,12 +40,15 @@ Match = Callable[[Reading], bool]  # does a reading fall in the key's acceptance
 Show = Callable[[Reading], str]  # a reading as the reason names it
 
 
-def comments(reading: Reading, body: str) -> bool:
+def comments(reading: Reading, body: str, stem: str = "") -> bool:
     """The value read is the object of a comparison or a supposition, not a statement of the answer:
-    'exceeds ... by $772.17', '$4,000 more than ...', 'With annual compounding it would take ... 563 months'."""
+    'exceeds ... by $772.17', '$4,000 more than ...', 'With annual compounding it would take ... 563 months';
+    words copied from the stem ('250 units instead of 200 units') are neither."""
     before, after = reading.region[: reading.found.start], body[reading.at + reading.found.end :]
-    supposed = _SUPPOSED.search(reading.region[clause_start(reading, colon=False) : reading.found.end])
-    return bool(_COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(after) or supposed)
+    clause = reading.region[clause_start(reading, colon=False) : reading.found.end]
+    found = [(before, _COMPARED_BEFORE.search(before)), (after, _COMPARED_AFTER.match(after)),
+             (clause, _SUPPOSED.search(clause))]
+    return any(m is not None and not from_stem(text, m.start(), m.end(), stem) for text, m in found)
 
 
 # words of a subject that name no measure: "the project's value today is $58.33", "so the final answer is"
@@ -69,25 +72,26 @@ def names_a_measure(reading: Reading) -> bool:
 def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, match: Match,
            show: Show) -> Reading | str | None:
     """The reading a grader would point at (None: no number committed), or the reason to ask the judge."""
-    other_kind = reading is not None and not reading.explicit and _other_kind(reading.number, key_unit)
-    if other_kind:
-        reading = _of_kind(reading, key_unit)  # type: ignore[arg-type]
     asked = asked_quantity(stem)
     stated = [s for s in statements(body, asked, stem) if not _other_kind(s.number, key_unit)]
-    if other_kind and reading is None and not stated:
-        return "the value read is not of the key's kind (a percent against an amount, or the reverse)"
+    if reading is not None and not reading.explicit and _other_kind(reading.number, key_unit):
+        kind = _of_kind(reading, key_unit)
+        if kind is None and not stated:  # "The NPV comes out to $58.33 ... the IRR is roughly 51%."
+            before = _committed_before(body, stem, reading, key_unit)
+            return before or "the value read is not of the key's kind (a percent against an amount, or the reverse)"
+        reading = kind
     if not stated or asked is None:
-        if reading is None or reading.explicit or not comments(reading, body):
+        if reading is None or reading.explicit or not comments(reading, body, stem):
             return reading
-        before = read_body(body[: reading.position], stem)
-        if before is None or match(before) == match(reading):
-            return reading
-        return f"the last value read ({show(reading)}) comments on an earlier one ({show(before)})"
+        # the last value compares or supposes ("... less than the $200,000 of tuition"): the one before it
+        before = _committed_before(body, stem, reading, key_unit)
+        return before or (f"the last value read ({show(reading)}) only compares or supposes, and no value is "
+                          "stated before it")
     last = stated[-1]
     if reading is None:
         return last
     in_region = reading.at <= last.position < reading.at + len(reading.region)
-    another = comments(reading, body) or bool(re.search(r"(?i)\bwould\b", value_clause(reading))) or (
+    another = comments(reading, body, stem) or bool(re.search(r"(?i)\bwould\b", value_clause(reading))) or (
         asked.specific and not mentions(asked, reading.region) and names_a_measure(reading))
     agree = match(reading) == match(last)
     # when both agree, a restatement in the statement's own sentence ("= 2.8286, so about 2.83") is kept
@@ -97,6 +101,15 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
     if agree:
         return reading
     return f"two committed values: {show(last)} stated for the asked quantity, {show(reading)} read as the conclusion"
+
+
+def _committed_before(body: str, stem: str, reading: Reading, key_unit: str | None) -> Reading | None:
+    """The value the text commits to before `reading`, when it is a statement itself (not a comparison, a
+    supposition or a value of another kind)."""
+    before = read_body(body[: reading.position], stem)
+    if before is None or _other_kind(before.number, key_unit) or comments(before, body[: reading.position], stem):
+        return None
+    return None if re.search(r"(?i)\b(?:would|could|might)\b", value_clause(before)) else before
 
 
 def _sentence_of(body: str, reading: Reading) -> int:
