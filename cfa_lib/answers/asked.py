@@ -154,7 +154,7 @@ def _mention_patterns(asked: Asked) -> tuple[re.Pattern[str], re.Pattern[str] | 
 # a cue that equates what precedes it with the value right after it: "is", "=", ":", "|" (a table), "falls to";
 # "of" and "at" only right after the mention ("a duration of 2.62", "priced at 98.11", not "instead of 200 units")
 _CUE = re.compile(
-    r"(?i)(?:[=≈≅:|]|^\s*(?:of|at)\b|\b(?:is|are|was|were|equals?|comes\s+to|works\s+out\s+to|be|(?:falls?|drops?|"
+    r"(?i)(?:[=≈≅:|]|^\s*(?:of|at)\b|\b(?:is|are|was|were|equals?|comes\s+(?:out\s+)?to|works\s+out\s+to|be|(?:falls?|drops?|"
     r"rises?|declines?|increases?|climbs?|amounts?)\s+to|reach(?:es)?|totals?)\b)[\s*]*(?:(?:approximately|about|"
     r"roughly|around|nearly|close\s+to|then|only|just|equal\s+to|therefore|thus|hence)\s+)*"
     r"(?=(?:[A-Z]{3}\s?)?[$€£¥(+-]?\s?\d|\()"
