@@ -1,18 +1,19 @@
-"""Which value a response without a FINAL ANSWER line commits to, or why only the judge can tell.
+"""Which value a response commits to, or why only the judge can tell.
 
-The heuristic reader (`final_number.read_body`) proposes the concluding value; `settle` checks it against
-what a grader would point at:
+The reader (`final_number.read_body`, on the body or on a FINAL ANSWER line) proposes the concluding
+value; `settle` checks it against what a grader would point at:
 
 * the last statement of the asked quantity (`asked.statements`: "The Macaulay duration is 2.83 years."):
-  when both lead to the same verdict the reading stands; when the reading comes later and comments
-  (a comparison, a supposition) or names another measure, the statement wins ("The modified duration
-  is 2.62." after it); otherwise the response commits to two values and the judge decides;
-* without such a statement, a reading that only comments ("exceeds the ordinary annuity by $772.17",
-  "with annual compounding it would take 563 months") is checked against the value read before it;
+  when the reading comes later and only compares or supposes, or names another measure ("The modified
+  duration is 2.62."), the statement wins; when both lead to the same verdict the reading stands;
+  otherwise the response commits to two values and the judge decides;
+* without such a statement, a reading that only compares or supposes ("exceeds the ordinary annuity by
+  $772.17", "with annual compounding it would take 563 months") gives way to the value stated before it,
+  or, when none is, the judge decides;
 * a reading in a currency against a percent key (or the reverse) is another quantity: the one value of
-  the key's kind in the same clause is taken, or the judge decides.
+  the key's kind in its clause, or the value stated before it, is taken, or the judge decides.
 
-`settle` never guesses: where the candidates disagree it returns the reason for a `judge` verdict.
+`settle` never guesses: where it cannot point at one value it returns the reason for a `judge` verdict.
 """
 
 from __future__ import annotations
