@@ -3,9 +3,12 @@
 Each input line is one JSON object `{"question_id": "easy_3", "response": "...", "finish_reason": "stop"}`
 (`finish_reason` optional; `"format": "mcq"` grades a multiple-choice response with `grade_choice`,
 the default `"open"` uses `grade_open_answer`). One verdict per line is written as JSONL
-(`{question_id, verdict, value, unit, answer_source, reason}`, plus `letter` for MCQ rows) and the counts
-per verdict are printed. A bad line (not JSON, a missing field, an unknown question id) gets a message
-naming its line number, is skipped and counted; the exit code is then 1.
+(`{question_id, verdict, value, unit, answer_source, reason}`, plus `letter` for MCQ rows); the counts
+per verdict are printed, and how many verdicts the final line decided, how many the heuristic reader
+decided, and how many were deferred to the judge (a deferral costs a judge call, a wrong verdict
+costs the study: the reader defers whenever it cannot point at the committed answer). A bad line (not
+JSON, a missing field, an unknown question id) gets a message naming its line number, is skipped and
+counted; the exit code is then 1.
 """
 
 from __future__ import annotations
@@ -91,7 +94,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {verdict:<10} {counts.get(verdict, 0)}")
     if bad:
         print(f"  {'bad lines':<10} {len(bad)}")
+    print("decided by:")
+    for path, n in decided_by(rows).items():
+        print(f"  {path:<22} {n}")
     return 1 if bad else 0
+
+
+def decided_by(rows: list[dict]) -> dict[str, int]:
+    """How each verdict was reached: the FINAL ANSWER (MCQ: ANSWER) line, the heuristic reader, a deferral
+    to the judge, or before any answer was read (truncated, nothing after the reasoning block)."""
+    def path(row: dict) -> str:
+        if row["verdict"] == "judge":
+            return "deferred to the judge"
+        return {"final_line": "the final line", "heuristic": "the heuristic reader"}.get(
+            row["answer_source"], "before reading")
+
+    counts = Counter(path(row) for row in rows)
+    return {name: counts.get(name, 0) for name in
+            ("the final line", "the heuristic reader", "deferred to the judge", "before reading")}
 
 
 if __name__ == "__main__":

@@ -22,14 +22,21 @@ OPEN_SYSTEM = (
     "End your response with one line: FINAL ANSWER: <value with its unit>."
 )
 
+# The judge as an answer matcher (Chandak et al. 2025): it sees the question, the correct option's text and
+# the response, and says only whether the response's final answer matches; the reasoning is not graded.
 JUDGE_SYSTEM = (
-    "You are an expert CFA exam grader. You compare a student's open-ended answer with the correct "
-    "answer of a CFA question. The student did not see any answer choices. Judge the student's final "
-    "answer, not the style: it is correct when it reaches the same conclusion (or a numerically "
-    "equivalent value) as the correct answer. Reply in JSON: "
-    '{"correct": true|false, "reasoning": "<one or two sentences>"}.'
+    "You check whether a student's final answer to a CFA question matches the reference answer. The student "
+    "did not see any answer choices. Find the final answer the response commits to and compare only that "
+    "answer with the reference: it matches when it is the same value (allowing rounding and equivalent "
+    "notation such as 0.15, 15% and 3/20), the same direction (buy or sell, gain or loss, increase or "
+    "decrease, pay or receive) and, for a text answer, the same meaning. Do not grade the reasoning or the "
+    "method. A response that commits to no answer, or offers several without choosing, does not match. "
+    'Reply in JSON: {"correct": true|false, "reasoning": "<one or two sentences>"}.'
 )
-JUDGE_USER = "Question:\n{question}\n\nCorrect answer:\n{gold}\n\nStudent response:\n{response}"
+JUDGE_USER = (
+    "Question:\n{question}\n\nReference answer:\n{gold}\n\nStudent response:\n{response}\n\n"
+    "Does the student's final answer match the reference answer?"
+)
 
 GOLD_SYSTEM = (
     "You are a CFA charterholder writing the answer key of an open-ended version of a multiple-choice "

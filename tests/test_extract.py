@@ -147,7 +147,8 @@ def test_extract_choice(response, expected):
 def test_extract_choice_respects_the_choice_set():
     assert extract_choice("ANSWER: D") is None
     assert extract_choice("ANSWER: D", choices="ABCD") == "D"
-    assert extract_choice("ANSWER: d", choices=["A", "B", "C", "D"]) is None  # only capitals are letters
+    assert extract_choice("ANSWER: d", choices=["A", "B", "C", "D"]) == "D"  # any case after "answer:" (#21)
+    assert extract_choice("ANSWER: e", choices="ABCD") is None
     with pytest.raises(ValueError, match="choices="):
         extract_choice("ANSWER: A", choices="A1")
 

@@ -63,3 +63,15 @@ def test_verdicts_of_a_judge_that_failed_calibration_are_set_aside() -> None:
     aside = ob.set_aside_uncalibrated(row)
     assert aside.judge_verdict == ob.JUDGE_UNCALIBRATED and aside.correct_without_options is None
     assert ob.exclusion_reason(aside) == ob.JUDGE_UNCALIBRATED and "failed calibration" in aside.judge_reasoning
+
+
+def test_the_judge_matches_the_final_answer_against_the_correct_options_text() -> None:
+    """Answer matching (Chandak et al. 2025): the question, the correct option's text without its letter
+    (the student saw no options) and the response; the judge is asked only whether the final answer matches."""
+    q = EASY["easy_3"]
+    response = "FV = 75,000 × 1.0175^24 = $113,733, about $1,178 more than with annual compounding."
+    user = ob.judge_request(q, response).messages[-1]["content"]
+    assert user == (f"Question:\n{q.stem}\n\nReference answer:\n$113,733\n\nStudent response:\n{response}\n\n"
+                    "Does the student's final answer match the reference answer?")
+    system = ob.judge_request(q, response).messages[0]["content"]
+    assert "final answer the response commits to" in system and "Do not grade the reasoning" in system

@@ -7,8 +7,10 @@
 * `final_number`: the number an open response commits to (`extract_number`);
 * `key`: the numeric key of a question's options and grading a number against it (`grade_number`);
 * `structured`: the one reader of a structured (JSON schema) model reply (`parse_reply`);
-* `commitment`: what a response commits to (FINAL ANSWER line, refusals, hedges, asides, sign words, the
-  unit the stem asks for);
+* `commitment`: what a response commits to (FINAL ANSWER line, refusals, hedges, asides, sign and
+  direction words, the unit the stem asks for);
+* `asked`: the quantity the stem asks for and the statements that equate a value to it;
+* `settle`: the value a grader would point at, or why only the judge can tell;
 * `open_answer`: one verdict per answer, `grade_open_answer` and `grade_choice` (`OpenGrade`).
 """
 

@@ -23,6 +23,7 @@ _CONNECTIVES = {
 def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
     """(tier, pattern) with a named group `letter`; tier 1 is strongest."""
     letter = rf"(?P<letter>[{letters}])(?![\w'’])"
+    any_case = rf"(?P<letter>(?i:[{letters}]))(?![\w'’])"  # "answer: c", "Chosen option — C"
     deco = r"[\s:=*_`$\"'“‘(\[{>~–—-]*"
     filler = (
         r"(?:(?i:therefore|thus|clearly|likely|most\s+likely|probably|then|indeed|either|both|option|choice|letter)\b"
@@ -34,22 +35,25 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         r"|\b(?:answer|ans)(?:\s+(?:choice|option))?\s*(?:is|would\s+be|should\s+be|must\s+be|will\s+be|[:=：]|[-–—]+)"
         r"|\banswer\s*(?=\(\s*[A-Z]\s*\))"
         r"|\b(?:correct|right|best|final|most\s+appropriate|most\s+accurate)\s+(?:option|choice|response|selection|letter)\s*(?:is|would\s+be|[:=])"  # noqa: E501
+        r"|\b(?:option|choice|selection|letter)\s*(?:[:=：]|[-–—]+)"  # "Chosen option — C", "choice: b"
         r"|\bI\s+(?:would\s+|will\s+|'?d\s+)?(?:choose|select|pick|go\s+with)"
         r"|\bI['’]d\s+(?:choose|select|pick|go\s+with)"
         r"|\bmy\s+(?:final\s+)?(?:answer|choice|pick|selection)\s*(?:is|would\s+be|[:=])"
         r"|答案\s*(?:是|为|[:：])"
         r"|\\boxed\s*\{)"
     )
-    verdict_before = (
-        rf"(?<![\w'’])(?:(?i:option|choice|answer)\s*)?[(\[]?(?P<letter>[{letters}])[)\]]?"
-        r"\s+(?i:is|are|would\s+be|seems\s+to\s+be|appears\s+to\s+be)\s+(?i:the\s+)?(?i:most\s+|only\s+)?"
+    verdict = (
+        r"[)\]]?\s+(?i:is|are|would\s+be|seems\s+to\s+be|appears\s+to\s+be)\s+(?i:the\s+)?(?i:most\s+|only\s+)?"
         r"(?i:correct\b|right\b|best\b|accurate\b|appropriate\b|true\b|answer\b|valid\b)"
     )
+    verdict_before = rf"(?<![\w'’])(?:(?i:option|choice|answer)\s*)?[(\[]?(?P<letter>[{letters}]){verdict}"
+    named_verdict = rf"(?i:\b(?:option|choice|answer))\s*[(\[]?(?P<letter>(?i:[{letters}])){verdict}"  # "option (b) is"
     verdict_verb = rf"(?i:\b(?:choose|select|pick|go\s+with))\s+{filler}[(\[]?{letter}"
     return [
-        (1, re.compile(rf"{explicit}{deco}{filler}{letter}")),
+        (1, re.compile(rf"{explicit}{deco}{filler}{any_case}")),
         (1, re.compile(_NEGATION.format(letters=letters))),
         (2, re.compile(verdict_before)),
+        (2, re.compile(named_verdict)),
         (2, re.compile(verdict_verb)),
     ]
 
@@ -75,7 +79,7 @@ def _names_two_letters(text: str, start: int, end: int, letters: str) -> bool:
 
 
 _LABEL_LINE = (
-    r"^[\s>#]*(?:(?i:so|thus|therefore|hence|final|answer)[,:]?\s*)?(?:(?i:option|choice)\s*)?"
+    r"^[\s>#—–]*(?:(?i:so|thus|therefore|hence|final|answer)[,:]?\s*)?(?:(?i:option|choice)\s*)?"
     r"(?:\((?P<l1>[{letters}])\)|\[(?P<l2>[{letters}])\]|(?P<l3>[{letters}])\)|(?P<l4>[{letters}])(?=[.:\-–—]|\s*$))"
     r"(?P<rest>.*)$"
 )
@@ -84,7 +88,8 @@ _LABEL_LINE = (
 def _label_line_letter(text: str, letters: str) -> str | None:
     """A response that is, or ends with, a bare label line: 'C) expected inflation', '**C**', '(B)'.
 
-    Bullet items ('- C', '• B') are not labels: they are symbols in a list (C = coupon)."""
+    Bullet items ('- C', '• B') are not labels: they are symbols in a list (C = coupon); a letter after an
+    em dash ('— C') is."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     pattern = re.compile(_LABEL_LINE.format(letters=letters))
     labelled = [(i, m) for i, line in enumerate(lines) if (m := pattern.match(line))]
@@ -103,8 +108,10 @@ def _label_letter(match: re.Match[str]) -> str:
     return next(match.group(g) for g in ("l1", "l2", "l3", "l4") if match.group(g))
 
 
+# "ANSWER: C", "answer: c", "Answer — C": the line the Format A prompt asks for, in any case, after a colon or dash
 _ANSWER_LINE = (
-    r"(?im)^[ \t>#*_\-•]*(?:final[ \t]+)?answer[ \t*_]*[:：][ \t*_~(\[]*(?-i:(?P<letter>[{letters}]))(?![\w'’])"
+    r"(?im)^[ \t>#*_\-•]*(?:final[ \t]+)?answer[ \t*_]*(?:[:：]|[ \t]*[-–—]+)[ \t*_~(\[]*"
+    r"(?P<letter>[{letters}])(?![\w'’])"
 )
 _STRUCK = re.compile(r"~~\s*\(?([A-Z])\)?\s*~~")  # "~~A~~ C?": a retracted letter next to another
 # "not A or C — it's B", "the answer is not C but B": a negation that commits to the remaining letter
@@ -113,10 +120,20 @@ _NEGATION = r"(?i:\bnot)\s+" + _NEGATED + r"(?:\s*(?:,|(?i:or|nor|and))\s*" + _N
     r"\s*(?:(?i:but)|[—–-]+\s*(?i:it['’]?s|it\s+is)?|,\s*(?i:it['’]?s|it\s+is))\s*[*_(\[]*(?P<letter>[{letters}])(?![\w'’])"
 
 
+def _answer_lines(body: str, letters: str) -> list[re.Match[str]]:
+    """The `ANSWER: X` lines of a cleaned body, without 'Answer: A bond's price ...' (an article)."""
+    return [m for m in re.finditer(_ANSWER_LINE.format(letters=letters), body)
+            if not _is_article(m.group("letter"), body, m.end("letter"))]
+
+
+def _is_article(letter: str, text: str, end: int) -> bool:
+    return letter in "Aa" and _letter_is_article(text, end)
+
+
 def has_answer_line(body: str, choices: Iterable[str] | str = "ABC") -> bool:
     """A cleaned body holds the `ANSWER: X` line the Format A prompt asks for."""
     letters = "".join(sorted({c.strip().upper() for c in choices if c.strip()}))
-    return bool(re.search(_ANSWER_LINE.format(letters=letters), body))
+    return bool(_answer_lines(body, letters))
 
 
 def extract_choice(text: str | None, choices: Iterable[str] | str = "ABC") -> str | None:
@@ -132,24 +149,29 @@ def extract_choice(text: str | None, choices: Iterable[str] | str = "ABC") -> st
     if not body.strip():
         return None
     body = _STRUCK.sub(r"\1 or", body)
-    lines = list(re.finditer(_ANSWER_LINE.format(letters=letters), body))
-    lines = [m for m in lines if not (m.group("letter") == "A" and _letter_is_article(body, m.end("letter")))]
+    lines = _answer_lines(body, letters)
     if lines:
         last = lines[-1]
         start, end = last.span("letter")
-        return None if _names_two_letters(body, start, end, letters) else last.group("letter")
+        return _one_letter(body, start, end, last.group("letter"), letters)
     found: dict[int, list[tuple[int, int, str]]] = {}
     for tier, pattern in _choice_patterns(letters):
         for match in pattern.finditer(body):
             start, end = match.span("letter")
             if tier == 1 and _is_hypothetical(body, match.start()):
                 continue
-            if match.group("letter") == "A" and _letter_is_article(body, end):
+            if _is_article(match.group("letter"), body, end):
                 continue
             found.setdefault(tier, []).append((start, end, match.group("letter")))
     if found:
         start, end, letter = max(found[min(found)])  # the strongest tier present, its last statement
-        return None if _names_two_letters(body, start, end, letters) else letter
+        return _one_letter(body, start, end, letter, letters)
     return _label_line_letter(body, letters)
+
+
+def _one_letter(body: str, start: int, end: int, letter: str, letters: str) -> str | None:
+    """The committed letter in capitals, or None when the statement names two ('A or C', 'b/c')."""
+    same_case = letters if letter.isupper() else letters.lower()
+    return None if _names_two_letters(body, start, end, same_case) else letter.upper()
 
 

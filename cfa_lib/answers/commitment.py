@@ -8,7 +8,8 @@ Each rule is a short list of phrases, tested on the hand-labelled corpus (tests/
 * `is_hedge`: "either X or Y", "between X and Y", "X–Y", "X or Y depending on ...", "both are defensible";
 * `is_aside` / `main_clause`: sentences and clauses that comment on the answer rather than state it
   (comparisons, hypotheticals, restatements, "of which", "i.e. a premium of ...");
-* `apply_sign_words`: "a decline of 10.90 %" is −10.90 %; "falls to 95.00" stays a level;
+* `apply_sign_words`: "a decline of 10.90 %" and "a 3.49 % decline" are negative; "falls to 95.00" stays a level;
+* `direction_agreement`: buy/sell, gain/loss, receive/pay, ... of a value against the key's words;
 * `stem_unit`: "in basis points", "(€ millions)" in the question scale a bare number.
 """
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cfa_lib.answers.numbers import PERCENT, Number
+from cfa_lib.answers.numbers import PERCENT, Found, Number, relative_error, scan_numbers
 
 # --- the FINAL ANSWER line -----------------------------------------------------------------------------
 _FINAL_LINE = re.compile(r"(?im)^[ \t>#*_\-•]*final[ \t]+answer[ \t*_]*[:：][ \t*_]*(?P<rest>.*)$")
@@ -68,16 +69,22 @@ def is_refusal(body: str, committed: Number | None) -> bool:
 
 # --- hedges ----------------------------------------------------------------------------------------------
 _NUM = r"[-+]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?"
-_UNIT = r"(?:\s?(?:%|bps|basis\s+points|million|mn|m|k|billion|bn))?"
+_UNIT = r"(?:\s?(?:%|bps|basis\s+points|million|mn|m|k|billion|bn|percent|per\s+cent))?"
 _HEDGE = re.compile(
     rf"(?i)\beither\b[^.\n]{{0,80}}\bor\b"  # either X or Y
     rf"|\bbetween\s+(?:about\s+)?{_NUM}{_UNIT}\s+and\s+{_NUM}"  # between X and Y
-    rf"|{_NUM}{_UNIT}\s*(?:,|—|–|-)?\s*or\s+(?:about\s+|approximately\s+|roughly\s+|perhaps\s+|possibly\s+)?{_NUM}"
     rf"|\d%?[–-][$€£¥]?\d"  # 40–41 %, £97,500–£97,560 (never a spaced minus: 4 − 7)
     r"|\bdepend(?:s|ing)?\s+on\b|\bequally\s+valid\b|\bboth\s+(?:are|figures\s+are|values\s+are)\s+"
     r"(?:defensible|plausible|valid|possible|correct)\b|\bcould\s+also\s+be\s+right\b|\bI['’]d\s+need\s+to\s+know\b"
     r"|\bI['’]d\s+report\s+one\s+of\b|\beither\s+(?:number|value|figure)\b|\bone\s+of\s+those\s+two\b"
     r"|\bmay\s+be\s+what['’]?s\s+intended\b|\bsomewhere\s+between\b|\b(?:hard|impossible)\s+to\s+say\b"
+    r"|\b(?:not\s+sure|unsure)\s+(?:which|whether)\b|\b(?:could|might)\s+also\s+be\b"
+)
+# "8.0% or 8.16%", "2.83 or maybe the 2.62 figure": two values joined by "or" (a restatement of one value,
+# "0.15, or 15%", is not a hedge)
+_OR_PAIR = re.compile(
+    rf"(?i)(?P<a>{_NUM}{_UNIT})\s*(?:,|—|–|-)?\s*or[\s,]+(?:[a-z]+[\s,]+){{0,4}}?(?P<b>{_NUM}{_UNIT})"
+    rf"|(?P<a2>{_NUM}{_UNIT})\s+[a-z]+\s+or\s+(?P<b2>{_NUM}{_UNIT})"  # "969 contracts or 529 contracts"
 )
 
 
@@ -87,10 +94,26 @@ def conclusion(body: str) -> str:
     return paragraphs[-1] if paragraphs else ""
 
 
-def is_hedge(text: str) -> bool:
-    """Two values offered without a choice, a range, or an explicit 'it depends' (on a conclusion or a
-    FINAL ANSWER line); sentences that open as asides ("By symmetry, ... between 5% and 11%") do not count."""
-    return any(_HEDGE.search(s) for s in sentences(text) if not is_aside_start(s))
+# "X can be 1, 2 or 3", "stocks 1, 2, 3, 4 or 5": the outcomes a response counts, not values it hesitates between
+_ENUMERATION = re.compile(r"\b\d+(?:,\s+\d+)+,?\s+(?:or|and)\s+\d+\b")  # "1, 2 or 3", not "1,003,333 or 1,006,667"
+
+
+def is_hedge(text: str, stem: str = "") -> bool:
+    """Two values offered without a choice, a range, or an explicit 'it depends' (on the text from the
+    committed value on, or a FINAL ANSWER line); sentences that open as asides ("By symmetry, ... between 5%
+    and 11%") and lists of three or more outcomes ("X can be 1, 2 or 3") do not count."""
+    parts = [_ENUMERATION.sub(" ", s) for s in sentences(text) if not is_aside_start(s)]
+    return any(not from_stem(s, m.start(), m.end(), stem) for s in parts for m in _HEDGE.finditer(s)) or any(
+        _two_values(s, stem) for s in parts)
+
+
+def _two_values(sentence: str, stem: str) -> bool:
+    for pair in _OR_PAIR.finditer(sentence):
+        a, b = (scan_numbers(pair.group(g) or pair.group(f"{g}2")) for g in ("a", "b"))
+        if a and b and relative_error(a[0].number, b[0].number) > 1e-9 and not from_stem(
+                sentence, pair.start(), pair.end(), stem):
+            return True
+    return False
 
 
 # --- asides: sentences and clauses that comment on the answer ---------------------------------------------
@@ -104,7 +127,7 @@ _ASIDE_START = re.compile(
     r"under\s+the\s+[\w\s-]{0,30}(?:method|approach|convention)\b[^.]*\bwould\b)"
 )
 _ASIDE_ANYWHERE = re.compile(
-    r"(?i)\b(?:not|next|following\s+year|would\s+instead|rather\s+than|compared\s+(?:with|to)|versus|vs\.?|"
+    r"(?i)\b(?:not|next|following\s+year|would\s+instead|rather\s+than|compar(?:ed|es|ing)\s+(?:with|to)|versus|vs\.?|"
     r"by\s+contrast|for\s+comparison|for\s+reference|of\s+which|irrelevant|a\s+common\s+mistake|the\s+same|"
     r"would\s+(?:give|carry|be\s+lower|be\s+higher)|will\s+be\s+amorti[sz]ed)\b"
     r"|\bfrom\s+(?:[A-Z]{3}\s?)?[$€£¥]?(?!(?:19|20)\d\d\b)\d[\d,.]*%?\s+(?:up\s+)?to\s+(?:[A-Z]{3}\s?)?[$€£¥]?\d"
@@ -112,7 +135,8 @@ _ASIDE_ANYWHERE = re.compile(
 )
 # a trailing clause that restates, compares or decomposes: cut it before reading the sentence's number
 _CLAUSE_CUT = re.compile(
-    r"(?i)[,;—–-]\s*not\b|\s+(?:when|if|because|since|assuming)\b|,?\s*(?:which\s+(?:means|implies|is|gives|corresponds)|meaning\b|i\.e\.,?|e\.g\.,?|whereas\b|while\b|"
+    r"(?i)[,;—–-]\s*not\b|\s+(?:when|if|because|since|assuming)\b|,?\s*(?:which\s+(?:means|implies|is|gives|corresponds|"
+    r"differs)|differ(?:s|ing)?\s+from\b|meaning\b|i\.e\.,?|e\.g\.,?|whereas\b|while\b|"
     r"of\s+which\b|leaving\b|derived\s+from\b|or\s+(?:a\s+little|about|roughly|just)\s+(?:over|under|below|above)?|"
     r"(?:lower|higher|more|less|greater|smaller)\s+than\b|up\s+from\b|down\s+from\b|compared\s+(?:with|to)\b|"
     r"versus\b|vs\.?\s|against\b)"
@@ -122,10 +146,20 @@ _ASIDE_NOUN = re.compile(r"(?i)\b(premium|discount|profit|excess|complement)\s+o
 
 def sentences(body: str) -> list[str]:
     """Lines split into sentences (a split needs a capital, a parenthesis or markup after the stop)."""
-    parts: list[str] = []
-    for line in body.splitlines():
-        parts.extend(p for p in re.split(r"(?<=[.!?])\s+(?=[A-Z(*#\[])", line) if p.strip())
-    return parts
+    return [sentence for _, sentence in sentence_spans(body)]
+
+
+def sentence_spans(body: str) -> list[tuple[int, str]]:
+    """`sentences` with where each one starts in the body."""
+    spans: list[tuple[int, str]] = []
+    for line in re.finditer(r"[^\n]+", body):
+        start = line.start()
+        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z(*#\[])", line.group()):
+            at = body.index(part, start)
+            start = at + len(part)
+            if part.strip():
+                spans.append((at, part))
+    return spans
 
 
 def main_clause(sentence: str) -> str:
@@ -138,8 +172,30 @@ def main_clause(sentence: str) -> str:
 
 def is_aside(sentence: str, stem: str = "") -> bool:
     """A sentence that comments on the answer: a comparison, a hypothetical, a restatement, the next
-    period's figure."""
-    return bool(_ASIDE_START.match(sentence) or _ASIDE_ANYWHERE.search(sentence))
+    period's figure; words copied from the stem ("with the same interest rate") do not make one."""
+    return bool(_ASIDE_START.match(sentence)) or any(
+        not from_stem(sentence, m.start(), m.end(), stem) for m in _ASIDE_ANYWHERE.finditer(sentence))
+
+
+def restates(stem: str, text: str, found: Found) -> bool:
+    """The number sits in notation copied from the stem ('t = 0', 'P(3 ≤ X < 6)'), not in an answer (an
+    echo in words, 'face value of $5,000,000', may well be the answer committed to)."""
+    context = " ".join(text[max(0, found.start - 6) : found.end].split())
+    notation = re.search(r"[=≤≥<>(]", context)
+    return bool(stem) and bool(notation) and len(context) >= 5 and context in " ".join(stem.split())
+
+
+def from_stem(text: str, start: int, end: int, stem: str) -> bool:
+    """text[start:end] and a word next to it are copied from the stem ('falls between 8% and 11%', 'with the
+    same interest rate'): the response restates the question there, it does not hedge or comment."""
+    if not stem:
+        return False
+    before = re.search(r"\S+\s+$", text[:start])
+    after = re.match(r"\s*[^\s.,;:*]+", text[end:])
+    flat = " ".join(stem.split()).lower()
+    span = text[start:end]
+    contexts = [(before.group() if before else "") + span, span + (after.group() if after else "")]
+    return any(len(c.strip()) >= 12 and " ".join(c.split()).lower().strip(" .,;:*") in flat for c in contexts)
 
 
 def is_aside_start(sentence: str) -> bool:
@@ -162,12 +218,48 @@ _SIGN_BEFORE = re.compile(
 )
 
 
-def apply_sign_words(region: str, start: int, number: Number) -> Number:
-    """−X when a sign word stands right before a positive X ("a decline of 10.90 %", "fell by", "drops
-    about", "negative 0.24"); "falls to 95.00" is a level and keeps its sign."""
-    if number.value > 0 and _SIGN_BEFORE.search(region[max(0, start - 60) : start]):
+_SIGN_AFTER = re.compile(r"(?i)^\s*(?:decrease|decline|drop|fall|loss|reduction)\b")
+
+
+def apply_sign_words(region: str, found: Found) -> Number:
+    """−X when a sign word stands right before or after a positive X ("a decline of 10.90 %", "fell by",
+    "drops about", "negative 0.24", "a 3.49% decline"); "falls to 95.00" is a level and keeps its sign."""
+    number = found.number
+    before, after = region[max(0, found.start - 60) : found.start], region[found.end :]
+    if number.value > 0 and (_SIGN_BEFORE.search(before) or _SIGN_AFTER.match(after)):
         return Number(-number.value, number.unit)
     return number
+
+
+# --- direction words: the action or sign a value carries -------------------------------------------------------
+_DIRECTIONS = {  # name: (one side, the other side)
+    "trade": (r"buy(?:s|ing)?|bought|purchas(?:e[sd]?|ing)|long", r"sell(?:s|ing)?|sold|short(?:s|ing)?"),
+    "result": (r"gains?|profits?", r"loss(?:es)?|los(?:e|es|ing)|lost"),
+    "change": (r"increas(?:e[sd]?|ing)|ris(?:e[sn]?|ing)|rose|higher|up", r"decreas(?:e[sd]?|ing)|"
+               r"declin(?:e[sd]?|ing)|fall(?:s|en|ing)?|fell|drop(?:s|ped|ping)?|lower|down"),
+    "payment": (r"receiv(?:e[sd]?|ing|er)|recipient", r"pa(?:y|ys|ying|id|yer)|ow(?:e[sd]?|ing)"),
+    "valuation": (r"over(?:valued|priced|weight|stated)", r"under(?:valued|priced|weight|stated)"),
+    "currency": (r"appreciat(?:e[sd]?|ing|ion)", r"depreciat(?:e[sd]?|ing|ion)"),
+    "flow": (r"inflows?", r"outflows?"),
+    "balance": (r"surplus(?:es)?", r"deficits?"),
+}
+Direction = tuple[str, int]  # ("trade", 0) buy, ("trade", 1) sell, ("result", 1) loss, ...
+
+
+def directions(text: str) -> set[Direction]:
+    """The direction words of a text: buy/sell, gain/loss, increase/decrease, receive/pay, over/under, ..."""
+    return {(name, side) for name, words in _DIRECTIONS.items() for side, word in enumerate(words)
+            if re.search(rf"(?i)\b(?:{word})\b", text)}
+
+
+def direction_agreement(key: set[Direction], answer_text: str) -> str | None:
+    """How the words around a committed value stand to the key's direction words: 'same', 'opposite' (sell
+    against the key's buy), 'both' (it names both), or None (the key has none, or the answer is silent)."""
+    answer = {d for d in directions(answer_text) if d[0] in {name for name, _ in key}}
+    same, opposite = bool(answer & key), bool(answer - key)
+    if not key or not answer:
+        return None
+    return "both" if same and opposite else "same" if same else "opposite"
 
 
 # --- units the question asks for ---------------------------------------------------------------------------

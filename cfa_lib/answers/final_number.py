@@ -1,9 +1,11 @@
 """The number an open answer commits to as its final answer.
 
 It reads, in order, the last `\\boxed{}`, the last explicit answer line ("Final answer:", "ANSWER:",
-"the answer is") and otherwise the concluding sentence; inside that region it scores each number (after
-"=", "is", "approximately"; with a unit) and demotes operands of a formula, durations ("in 6 years"),
-precision notes ("2 decimals"), labels ("Step 3", "IFRS 16") and remarks in parentheses.
+"the answer is", a "### Result" heading; not one inside a parenthetical remark) and otherwise the concluding
+sentence; inside that region it scores each value (after "=", "is", "approximately"; with a unit; a
+fraction "3/20" is one value) and demotes operands and multipliers of a formula ("1(0.0586)"), arguments
+("P(3 ≤ X < 6)"), notation copied from the stem, durations ("in 6 years"), precision notes ("2 decimals"),
+labels ("Step 3", "IFRS 16") and remarks in parentheses. `settle` then checks the reading.
 """
 
 from __future__ import annotations
@@ -11,17 +13,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cfa_lib.answers.commitment import apply_sign_words, aside_number, is_aside, main_clause, sentences
-from cfa_lib.answers.numbers import Found, Number, normalise_signs, scan_numbers
+from cfa_lib.answers.commitment import (
+    apply_sign_words,
+    aside_number,
+    is_aside,
+    main_clause,
+    restates,
+    sentence_spans,
+)
+from cfa_lib.answers.numbers import Found, Number, normalise_signs, scan_numbers, scan_values
 from cfa_lib.answers.text import clean
 
 _CUE_BEFORE = re.compile(
     r"(?i)(?:=|≈|≅|~|:|→|=>|->|\b(?:is|are|was|were|be|equals?|equal\s+to|approximately|approx\.?|about|around|"
     r"roughly|nearly|close\s+to|closest\s+to|becomes|gives|yields|totals?|reaches|amounts?\s+to|"
-    r"comes?\s+to|answer|i\.e\.|namely|(?:falls?|fell|drops?|dropped|declines?|goes\s+back)\s+to|(?:increase|decrease|decline|rise|fall|drop|loss|gain|change)[sd]?\s+(?:of|by)"
+    r"comes?\s+to|answer|i\.e\.|namely|(?:falls?|fell|drops?|dropped|declines?|goes\s+back|rises?|rose|increases?|"
+    r"increased)\s+to|(?:increase|decrease|decline|rise|fall|drop|loss|gain|change)[sd]?\s+(?:of|by)"
     r"|(?:falls?|fell|drops?|dropped|declines?|declined|decreases?|decreased|rises?|rose|increases?|increased)"
     r"(?:\s+by)?\s+(?:about|approximately|roughly|around)"
-    r"(?:\s+(?:about|approximately|roughly|around))?))\s*$"
+    r"(?:\s+(?:about|approximately|roughly|around))?))(?:\s+(?:therefore|thus|hence|then))?\s*$"
 )
 # "... for the 2-year bond at 6% coupon": a number in a trailing prepositional phrase is context
 _CONTEXT_BEFORE = re.compile(r"(?i)\b(?:at|for|in|over|with|from|on|after|within|per)(?:\s+(?:the|a|an))?\s*$")
@@ -42,6 +52,18 @@ def _inside_remark(text: str, start: int, end: int) -> bool:
         close_at = len(text)
     inside = text[open_at + 1 : start] + text[end:close_at]
     return len(re.findall(r"[A-Za-z]", inside)) >= 3
+
+
+_MULTIPLIED = re.compile(r"\((?:[A-Za-z]\w?|\s*[-+]?[$€£¥]?\d[\d.,]*%?\s*)\)| \([-+]?\d[\d.,]*%?\)")
+
+
+def _is_term(text: str, found: Found) -> bool:
+    """A multiplier or an argument inside an expression: '1(w1)', '0.40(16%)', the 16% of '0.40(16%)', the
+    3 and 6 of 'P(3 ≤ X < 6)', 'C(5,4)'."""
+    if _MULTIPLIED.match(text, found.end):
+        return True
+    open_at = text.rfind("(", 0, found.start)
+    return open_at > 0 and text.rfind(")", open_at, found.start) < 0 and bool(re.match(r"[\w)]", text[open_at - 1]))
 
 
 def _score(text: str, found: Found) -> float:
@@ -67,9 +89,9 @@ def _score(text: str, found: Found) -> float:
     )
     left_exponent = re.search(r"[\^]\s*[({]\s*$", before)
     right_operator = re.match(rf"\s*(?:[{re.escape(_OPERATOR)}]|-\s+[\d($€£¥])", after) or re.match(r"\)\s*\^", after)
-    if left_operator or left_exponent or right_operator:
+    if left_operator or left_exponent or right_operator or _is_term(text, found):
         score -= 6
-    if _TIME_AFTER.search(after):
+    if _TIME_AFTER.search(after) and not _CUE_BEFORE.search(cue_text):  # "in 6 years", not "= 2.83 years"
         score -= 4
     if _PRECISION_AFTER.search(after) or re.search(r"(?i)round(?:ed|ing)?\s+(?:off\s+)?(?:to|at)\s*$", before):
         score -= 8
@@ -85,45 +107,57 @@ def _score(text: str, found: Found) -> float:
 
 @dataclass(frozen=True)
 class Reading:
-    """The number a response commits to, with the region it was read in and its token ('€6.8 million')."""
+    """The number a response commits to, with the region it was read in and its token ('€6.8 million');
+    `at` is where the region starts in the body, `explicit` says a box or an answer line stated it."""
 
     number: Number
     region: str
     found: Found
+    at: int = 0
+    explicit: bool = False
 
     @property
     def token(self) -> str:
         return self.region[self.found.start : self.found.end]
 
+    @property
+    def position(self) -> int:
+        """Where the number stands in the body."""
+        return self.at + self.found.start
 
-def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0) -> Reading | None:
-    """Highest-scoring number of a region; ties go to the later one ('r = 0.0814 ≈ 8.14%').
-    Sign words before it are applied ("a decline of 10.90%" is −10.90 %)."""
-    candidates = [(_score(text, found), found.start, found) for found in scan_numbers(text)]
+
+def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0, at: int = 0,
+             explicit: bool = False, stem: str = "") -> Reading | None:
+    """Highest-scoring number of a region; ties go to the later one ('r = 0.0814 ≈ 8.14%'); a number in
+    notation copied from the stem ('from t = 0 to t = 1') is demoted. Sign words are applied ("a decline of
+    10.90%" is −10.90 %)."""
+    candidates = [(_score(text, found) - 4 * restates(stem, text, found), found.start, found)
+                  for found in scan_values(text)]
     if not candidates:
         return None
     candidates[0] = (candidates[0][0] + first_bonus, *candidates[0][1:])
     score, _, found = max(candidates, key=lambda c: (c[0], c[1]))
     if threshold is not None and score < threshold:
         return None
-    return Reading(apply_sign_words(text, found.start, found.number), text, found)
+    return Reading(apply_sign_words(text, found), text, found, at, explicit)
 
 
-def _boxed_contents(text: str) -> list[str]:
+def _boxed_contents(text: str) -> list[tuple[int, str]]:
     contents = []
     for match in re.finditer(r"\\boxed\s*\{", text):
         depth, i = 1, match.end()
         while i < len(text) and depth:
             depth += {"{": 1, "}": -1}.get(text[i], 0)
             i += 1
-        contents.append(text[match.end() : i - 1])
+        contents.append((match.end(), text[match.end() : i - 1]))
     return contents
 
 
 _ANSWER_MARKER = re.compile(
     r"(?im)(?:\bfinal\s+(?:answer|result)\b\s*(?:\([^)\n]{0,40}\))?(?:\s*(?:is\b|:|=|[-–—]+)|[ \t]*$)"
-    r"|\b(?:short\s+|direct\s+)?answer\b\s*(?:\([^)\n]{0,40}\))?\s*(?::|=|is\b|[-–—]+)"
-    r"|答案\s*(?:是|为|[:：]))"
+    r"|\b(?:short\s+|direct\s+)?answer\b\s*(?:\([^)\n]{0,40}\))?\s*(?::|=|is\b|[-–—]+(?![\d.]))"
+    r"|答案\s*(?:是|为|[:：])"
+    r"|^[ \t#>*_]*(?:answer|result|conclusion)[ \t*_]*:?[ \t*_]*$)"  # a heading: "### Result", "**Answer**"
 )
 _NOTE_SENTENCE = re.compile(
     r"(?i)^[\s>*#\-•]*(?:\(|note\b|nb\b|check\b|checking\b|verification\b|verify\b|sanity\b|assum|if\b|"
@@ -149,19 +183,29 @@ def read_number(text: str | None, stem: str = "") -> Reading | None:
 
 def read_body(body: str, stem: str = "") -> Reading | None:
     """`read_number` on a body already cleaned and normalised."""
-    for content in reversed(_boxed_contents(body)):
-        reading = _best_in(content)
+    for at, content in reversed(_boxed_contents(body)):
+        reading = _best_in(content, at=at, explicit=True)
         if reading is not None:
             return reading
-    markers = [m for m in _ANSWER_MARKER.finditer(body) if not _HYPOTHETICAL.search(_line_before(body, m.start()))]
+    markers = [m for m in _ANSWER_MARKER.finditer(body) if not _HYPOTHETICAL.search(_line_before(body, m.start()))
+               and not _in_parentheses(body, m.start())]
     if markers:
         region = _answer_region(body, markers[-1].end())
+        if region is None:
+            return None
         # the number right after "Answer:" is the answer unless a later one is clearly the result
-        return _best_in(main_clause(region), first_bonus=1) if region is not None else None
+        at = body.find(region.split("\n")[0], markers[-1].end())
+        return _best_in(main_clause(region), first_bonus=1, at=at, explicit=True, stem=stem)
     return _concluding_number(body, stem)
 
 
 _HYPOTHETICAL = re.compile(r"(?i)\b(?:if|note|otherwise|alternatively|assuming|would|could|suppose)\b")
+
+
+def _in_parentheses(body: str, position: int) -> bool:
+    """'(The alternative answer –0.67 comes from a common mistake.)': a remark, not the answer line."""
+    open_at = body.rfind("(", 0, position)
+    return open_at >= 0 and body.rfind(")", open_at, position) < 0 and "\n\n" not in body[open_at:position]
 
 
 def _line_before(body: str, position: int) -> str:
@@ -172,8 +216,9 @@ def _answer_region(body: str, start: int) -> str | None:
     """The rest of the marker's line, or the next two non-empty lines when that rest has no number."""
     line_end = body.find("\n", start)
     line = body[start : line_end if line_end >= 0 else len(body)]
-    if scan_numbers(line):
-        return line
+    first = re.split(r"(?<=[.!?])\s+(?=[A-Z])", line, maxsplit=1)[0]  # "2.83 years (Macaulay). Modified ..."
+    if scan_numbers(first) or scan_numbers(line):
+        return first if scan_numbers(first) else line
     if line.strip(" *:-–—") or line_end < 0:
         return None  # the final answer is not a number
     following = [part for part in body[line_end:].splitlines() if part.strip()][:2]
@@ -184,13 +229,13 @@ def _answer_region(body: str, start: int) -> str | None:
 def _concluding_number(body: str, stem: str = "") -> Reading | None:
     """The number of the last sentence that states a result: asides (comparisons, hypotheticals,
     restatements, notes) are skipped, and a trailing restating clause is cut off first."""
-    parts = sentences(body)
+    parts = sentence_spans(body)
     for skip_asides in (True, False):  # a response made only of conditional sentences still answers
-        for sentence in reversed(parts):
+        for at, sentence in reversed(parts):
             clause = _committed_clause(sentence)
             if skip_asides and (_NOTE_SENTENCE.match(clause) or is_aside(clause, stem)):
                 continue
-            reading = _best_in(clause, threshold=-1)
+            reading = _best_in(clause, threshold=-1, at=at + sentence.find(clause), stem=stem)
             if reading is not None and skip_asides and aside_number(clause, reading.found.start, stem):
                 continue
             if reading is not None:
@@ -198,7 +243,7 @@ def _concluding_number(body: str, stem: str = "") -> Reading | None:
     return None
 
 
-_TURN = re.compile(r"(?i)[,;]\s*(?:but|so|therefore|thus|hence)\b")
+_TURN = re.compile(r"(?i)[,;]\s*(?:but|so|therefore|thus|hence)\b|→|⇒|=>")
 
 
 def _committed_clause(sentence: str) -> str:
@@ -213,3 +258,22 @@ def _committed_clause(sentence: str) -> str:
     return clause
 
 
+def clause_start(reading: Reading, colon: bool = True) -> int:
+    """Where the clause holding the value starts in its region ("either 4 or 5 outperformances; P = 0.337");
+    for hedges a colon or a comma ends a clause too ("4 or 5 qualify: P = ...", "the cases 4 or 5, the
+    probability is ..."), for words it does not ("worst-case loss: $1,300")."""
+    boundary = r"[;:→]|,\s" if colon else r"[;→]"
+    cuts = [m.end() for m in re.finditer(rf"{boundary}|,\s*(?:so|then|but)\b|\b(?:so|therefore|thus|hence)\b",
+                                         reading.region[: reading.found.start])]
+    return cuts[-1] if cuts else 0
+
+
+def value_clause(reading: Reading) -> str:
+    """The reading's clause up to the end of the phrase holding its value: 'Sell 263 futures' or '263 (short
+    position)', not the ', which means the probability of a down move ...' that follows."""
+    rest = reading.region[reading.found.end :]
+    remark = re.match(r"\s*\([^)]*\)", rest)
+    rest = rest[remark.end() :] if remark else rest
+    after = re.split(r"[,;(]|\b(?:which|while|whereas|and|but)\b", rest, maxsplit=1)[0]
+    start = clause_start(reading, colon=False)
+    return reading.region[start : reading.found.end] + (remark.group() if remark else "") + after

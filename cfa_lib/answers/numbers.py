@@ -172,6 +172,27 @@ def scan_numbers(text: str) -> list[Found]:
     return found
 
 
+def scan_values(text: str) -> list[Found]:
+    """`scan_numbers`, with a fraction read as one value ('= 3/20' is 0.15, '3 / 4' is 0.75) when neither side
+    is part of a longer expression, and a ratio after 'ratio' or 'odds' ('2.5 : 1', '1 to 4') likewise."""
+    found = scan_numbers(text)
+    values: list[Found] = []
+    i = 0
+    while i < len(found):
+        a, b = found[i], found[i + 1] if i + 1 < len(found) else None
+        if b is not None and b.number.value != 0 and a.number.unit is None and b.number.unit is None:
+            between = text[a.end : b.start]
+            ratio = re.fullmatch(r"\s*(?::|to)\s*", between) and re.search(r"(?i)\b(?:ratio|odds)\b", text[: a.start])
+            alone = not re.search(r"[×*/÷+^(-]\s*$", text[: a.start]) and not re.match(r"\s*[×*/÷+^(]", text[b.end :])
+            if (re.fullmatch(r"\s*/\s*", between) or ratio) and alone:
+                values.append(Found(Number(a.number.value / b.number.value), a.start, b.end))
+                i += 2
+                continue
+        values.append(a)
+        i += 1
+    return values
+
+
 def _glued_to_function(text: str, paren_at: int) -> bool:
     """'(1.08)^6' or 'f(2)': parentheses of a formula, not an accounting negative."""
     return bool(re.search(r"[\w)\]^/*×÷+-]\s*$", text[:paren_at]))

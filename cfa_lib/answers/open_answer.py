@@ -1,26 +1,38 @@
 """Grading one answer: `grade_open_answer` (Format B, no options shown) and `grade_choice` (Format A).
 
-The order of decisions (tests/grading_corpus/README.md):
+A verdict is printed only when a careful grader would agree with it; otherwise the answer goes to the
+judge (a deferral costs a judge call, a wrong verdict costs the study). The order of decisions
+(tests/grading_corpus/README.md):
 
 1. truncated: `finish_reason == "length"` and no `FINAL ANSWER:` (MCQ: `ANSWER: X`) line was reached;
 2. no_answer: nothing visible after a reasoning block, a refusal or a request for the options, a hedge
-   ("either X or Y", "between X and Y", "X or Y depending on ...");
+   from the committed value on ("either X or Y", "between X and Y", "X or Y depending on ..."; outcomes
+   listed before the value, "X can be 1, 2 or 3, so ...", are not one);
 3. judge: the question has no numeric key (words, comparisons, label numbers, a number shared with a
-   distractor), or the response commits to words only;
-4. correct / incorrect: the committed number against the acceptance window (`key.grade_number`).
+   distractor), the response commits to words only, or `settle` cannot point at one committed value
+   (two values stated for the asked quantity, a last value that comments on a different earlier one);
+4. correct / incorrect: the committed number against the acceptance window (`key.grade_number`); a
+   matching number with the opposite direction word (sell against the key's buy, a gain where the stem
+   asks for the loss) is incorrect, one naming both directions goes to the judge.
 
 The `FINAL ANSWER:` line, when present, is the answer (`answer_source="final_line"`); otherwise the
-heuristic reader of `final_number` finds the committed conclusion (`answer_source="heuristic"`).
+heuristic reader of `final_number` proposes the committed conclusion and `settle` checks it against the
+statement of the asked quantity (`answer_source="heuristic"`).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Literal
 
+from cfa_lib.answers.asked import asked_phrase
 from cfa_lib.answers.choice import extract_choice, has_answer_line
 from cfa_lib.answers.commitment import (
+    Direction,
     conclusion,
+    direction_agreement,
+    directions,
     final_answer_line,
     has_refusal,
     in_stem_unit,
@@ -28,9 +40,10 @@ from cfa_lib.answers.commitment import (
     is_refusal,
     stem_unit,
 )
-from cfa_lib.answers.final_number import Reading, read_body
-from cfa_lib.answers.key import NumericKey, gold_number_from_option, grade_number, numeric_key
+from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
+from cfa_lib.answers.key import NumericGrade, NumericKey, gold_number_from_option, grade_number, numeric_key
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, aligned_values, normalise_signs
+from cfa_lib.answers.settle import settle
 from cfa_lib.answers.text import clean
 from cfa_lib.data import Question
 
@@ -69,8 +82,15 @@ class OpenGrade:
 
 def open_key(question: Question) -> NumericKey | None:
     """The question's numeric key, its option numbers read in the unit the stem asks for ('(€ millions)')."""
-    key = numeric_key(question.choices, question.answer)
-    unit = stem_unit(question.stem)
+    return _open_key(question.stem, tuple(question.choices.items()), question.answer)
+
+
+@functools.lru_cache(maxsize=4096)
+def _open_key(stem: str, choices: tuple[tuple[str, str], ...], answer: str) -> NumericKey | None:
+    """`open_key` once per question text (a perturbed question has other text, so its own key)."""
+    options = dict(choices)
+    key = numeric_key(options, answer)
+    unit = stem_unit(stem)
     if key is None or unit is None or unit.bps:
         return key
 
@@ -79,8 +99,8 @@ def open_key(question: Question) -> NumericKey | None:
         return None if number is None else in_stem_unit(number, text, unit)
 
     return NumericKey(
-        scaled(question.correct_text),  # type: ignore[arg-type]
-        {letter: scaled(question.choices[letter]) for letter in key.distractors},
+        scaled(options[answer]),  # type: ignore[arg-type]
+        {letter: scaled(options[letter]) for letter in key.distractors},
     )
 
 
@@ -95,28 +115,66 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
 
     key = open_key(question)
-    if final is not None:
-        source: AnswerSource = "final_line"
-        reading = read_body(final, question.stem)
-    else:
-        source = "heuristic"
-        reading = read_body(body, question.stem)
+    source: AnswerSource = "heuristic" if final is None else "final_line"
+    text = body if final is None else final
+    reading = read_body(text, question.stem)
+    if final is None:
         if is_refusal(body, reading.number if reading else None):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
+        # alternatives laid out before the committed value are not a hedge ("X can be 1, 2 or 3, so ...")
+        committed_text = body[reading.at + clause_start(reading) :] if reading else conclusion(body)
+    else:
+        committed_text = final
     # a hedge between numbers leaves nothing to compare; words ("either operating or financing cash
     # flows") are the judge's to read when the key is words
-    if key is not None and is_hedge(final if final is not None else conclusion(body)):
+    if key is not None and is_hedge(committed_text, question.stem):
         return OpenGrade("no_answer", None, "the response offers alternatives or a range without choosing", source)
-    value = _in_stem_unit(reading, question) if reading else None
     if key is None:
+        value = _in_stem_unit(reading, question) if reading else None
         return OpenGrade("judge", value, "the correct option is not a single computed number "
                          "(words, a comparison, a label or a number shared with a distractor)", source)
-    if value is None:
+
+    def match(r: Reading) -> bool:
+        return _window(_in_stem_unit(r, question), key, tolerance).match
+
+    settled = settle(text, question.stem, reading, key.gold.unit, match, lambda r: str(_in_stem_unit(r, question)))
+    if isinstance(settled, str):
+        return OpenGrade("judge", None, settled, source)
+    if settled is None:
         if has_refusal(body):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
         return OpenGrade("judge", None, "the response commits to words, not a number", source)
-    grade = grade_number(value, key.gold, list(key.distractors.values()), rel_tol=tolerance)
-    return OpenGrade("correct" if grade.match else "incorrect", on_key_scale(value, key.gold), grade.reason, source)
+    return _graded(question, settled, value_clause(settled), key, tolerance, source)
+
+
+def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, tolerance: float,
+            source: AnswerSource) -> OpenGrade:
+    """The committed value against the window, then its direction words against the key's ('sell 263'
+    against 'Buy 263 ...' is incorrect; 'a loss of $1,300' answers 'the maximum possible loss')."""
+    value = _in_stem_unit(reading, question)
+    direction = direction_agreement(key_directions(question), clause)
+    if direction == "same" and value.value * key.gold.value < 0:
+        value = Number(-value.value, value.unit)  # the key's own word carries the sign
+    grade = _window(value, key, tolerance)
+    shown = on_key_scale(value, key.gold)
+    if grade.match and direction == "opposite":
+        return OpenGrade("incorrect", shown, f"{grade.reason}, but its direction word contradicts the key's "
+                         f"({question.correct_text.strip()})", source)
+    if grade.match and direction == "both":
+        return OpenGrade("judge", shown, "the number matches but the answer names both directions", source)
+    return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)
+
+
+def _window(value: Number, key: NumericKey, tolerance: float) -> NumericGrade:
+    return grade_number(value, key.gold, list(key.distractors.values()), rel_tol=tolerance)
+
+
+def key_directions(question: Question) -> set[Direction]:
+    """The direction the key states: words of the correct option ('Buy 263 ...', 'receive $103,500'), else of
+    the asked phrase ('the maximum possible loss'; not up/down, which also name quantities: 'the probability
+    of an up move')."""
+    asked = {d for d in directions(asked_phrase(question.stem)) if d[0] != "change"}
+    return directions(question.correct_text) or asked
 
 
 def on_key_scale(value: Number, gold: Number) -> Number:

@@ -24,7 +24,17 @@ def _unwrap_latex(text: str) -> str:
     for old, new in replacements.items():
         text = text.replace(old, new)
     text = re.sub(r"(?<=\d)\\[,;:!](?=\d{3})", "", text)  # 113\,733
+    previous = None
+    while previous != text:  # \frac{3}{20} is 3/20; \frac{a + b}{c} is (a + b)/c
+        previous = text
+        text = re.sub(r"\^\{([\w.]+)\}", r"^\1", text)  # (1.05)^{52}
+        text = re.sub(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}", _fraction, text)
     return re.sub(r"\\[,;:! ]", " ", text)  # \, \; \: \! and "\ " are spaces
+
+
+def _fraction(match: re.Match[str]) -> str:
+    parts = [p if re.fullmatch(r"\s*[\w.,]+\s*", p) else f"({p})" for p in match.groups()]
+    return "/".join(p.strip() for p in parts)
 
 
 def clean(text: str | None) -> str:
@@ -32,5 +42,5 @@ def clean(text: str | None) -> str:
     text = split_thinking(text or "")[0]
     text = _unwrap_latex(text)
     text = re.sub(r"</?(?:b|strong|em|i|u|p|br|span|div)\b[^>]*>", " ", text, flags=re.I)
-    return text.replace("**", "").replace("__", "")
+    return text.replace("**", "").replace("__", "").replace("·", "×").replace("⋅", "×")
 

@@ -112,9 +112,9 @@ def format_requests(questions: Sequence[Question]) -> dict[tuple[str, str], Requ
 
 
 def judge_request(question: Question, response: str) -> Request:
-    user = prompts.JUDGE_USER.format(
-        question=question.open_text(), gold=f"{question.answer}: {question.correct_text}", response=response
-    )
+    """The answer-matching request: the question, the correct option's text (no letter: the student saw
+    none) and the response; the judge says whether the final answer matches."""
+    user = prompts.JUDGE_USER.format(question=question.open_text(), gold=question.correct_text, response=response)
     return Request(prompts.chat(prompts.JUDGE_SYSTEM, user), schema=JudgeVerdict)
 
 

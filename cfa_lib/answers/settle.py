@@ -1,0 +1,133 @@
+"""Which value a response commits to, or why only the judge can tell.
+
+The reader (`final_number.read_body`, on the body or on a FINAL ANSWER line) proposes the concluding
+value; `settle` checks it against what a grader would point at:
+
+* the last statement of the asked quantity (`asked.statements`: "The Macaulay duration is 2.83 years."):
+  when the reading comes later and only compares or supposes, or names another measure ("The modified
+  duration is 2.62."), the statement wins; when both lead to the same verdict the reading stands;
+  otherwise the response commits to two values and the judge decides;
+* without such a statement, a reading that only compares or supposes ("exceeds the ordinary annuity by
+  $772.17", "with annual compounding it would take 563 months") gives way to the value stated before it,
+  or, when none is, the judge decides;
+* a reading in a currency against a percent key (or the reverse) is another quantity: the one value of
+  the key's kind in its clause, or the value stated before it, is taken, or the judge decides.
+
+`settle` never guesses: where it cannot point at one value it returns the reason for a `judge` verdict.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from cfa_lib.answers.asked import asked_quantity, mentions, statements
+from cfa_lib.answers.commitment import from_stem, sentence_spans
+from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
+from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
+
+_COMPARED_BEFORE = re.compile(
+    r"(?i)\b(?:exceed\w*|outperform\w*|beat\w*)\b[^.;]{0,80}\bby\s*(?:about\s+|roughly\s+)?$"
+    r"|\b(?:than|vs\.?|versus|above|below|beyond|differs?\s+from|compared\s+(?:with|to))\s+"
+    r"(?:the\s+|a\s+|an\s+|its\s+)?(?:[\w-]+\s+){0,3}$"
+)
+_COMPARED_AFTER = re.compile(r"(?i)^\s*(?:more|less|higher|lower|greater|smaller|above|below)\b")
+_SUPPOSED = re.compile(
+    r"(?i)^\W*(?:with|under|using)\b[^.]*\bwould\b|\b(?:if|had|were|instead|otherwise|alternatively)\b"
+    r"[^.]*\bwould\b|\bwould\b[^.]*\b(?:if|instead|otherwise)\b"
+)
+
+Match = Callable[[Reading], bool]  # does a reading fall in the key's acceptance window?
+Show = Callable[[Reading], str]  # a reading as the reason names it
+
+
+def comments(reading: Reading, body: str, stem: str = "") -> bool:
+    """The value read is the object of a comparison or a supposition, not a statement of the answer:
+    'exceeds ... by $772.17', '$4,000 more than ...', 'With annual compounding it would take ... 563 months';
+    words copied from the stem ('250 units instead of 200 units') are neither."""
+    before, after = reading.region[: reading.found.start], body[reading.at + reading.found.end :]
+    clause = reading.region[clause_start(reading, colon=False) : reading.found.end]
+    found = [(before, _COMPARED_BEFORE.search(before)), (after, _COMPARED_AFTER.match(after)),
+             (clause, _SUPPOSED.search(clause))]
+    return any(m is not None and not from_stem(text, m.start(), m.end(), stem) for text, m in found)
+
+
+# words of a subject that name no measure: "the project's value today is $58.33", "so the final answer is"
+_UNNAMED = frozenset(
+    "the a an its this that it our my final correct corrected resulting value values result answer figure amount "
+    "total number sum outcome estimate one today now then approximately about".split()
+)
+
+
+def names_a_measure(reading: Reading) -> bool:
+    """The reading's value is stated for a named quantity ('The corresponding modified duration is 2.62',
+    'Net income after interest and tax: $280,000'), not a generic one ('the project's value today is')."""
+    clause = re.split(r"[;(]|,\s|\b(?:so|and|but|thus|therefore|hence)\b", reading.region[: reading.found.start])[-1]
+    subject = re.split(r"=|≈|:\s|:$|\|\s*$|\b(?:is|are|was|were|equals?|comes\s+to|be)\b", clause)[0]
+    subject = re.split(r"\b(?:of|after|before|for|in|at|on|per|with|under|over|from)\b", subject)[0]
+    words = [m.group().lower() for m in re.finditer(r"[A-Za-z][\w/-]+", subject)
+             if not re.match(r"['’]", subject[m.end() : m.end() + 1])]  # "the project's"
+    return any(w not in _UNNAMED for w in words)
+
+
+def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, match: Match,
+           show: Show) -> Reading | str | None:
+    """The reading a grader would point at (None: no number committed), or the reason to ask the judge."""
+    asked = asked_quantity(stem)
+    stated = [s for s in statements(body, asked, stem) if not _other_kind(s.number, key_unit)]
+    if reading is not None and not reading.explicit and _other_kind(reading.number, key_unit):
+        kind = _of_kind(reading, key_unit)
+        if kind is None and not stated:  # "The NPV comes out to $58.33 ... the IRR is roughly 51%."
+            before = _committed_before(body, stem, reading, key_unit)
+            return before or "the value read is not of the key's kind (a percent against an amount, or the reverse)"
+        reading = kind
+    if not stated or asked is None:
+        if reading is None or reading.explicit or not comments(reading, body, stem):
+            return reading
+        # the last value compares or supposes ("... less than the $200,000 of tuition"): the one before it
+        before = _committed_before(body, stem, reading, key_unit)
+        return before or (f"the last value read ({show(reading)}) only compares or supposes, and no value is "
+                          "stated before it")
+    last = stated[-1]
+    if reading is None:
+        return last
+    in_region = reading.at <= last.position < reading.at + len(reading.region)
+    another = comments(reading, body, stem) or bool(re.search(r"(?i)\bwould\b", value_clause(reading))) or (
+        asked.specific and not mentions(asked, reading.region) and names_a_measure(reading))
+    agree = match(reading) == match(last)
+    # when both agree, a restatement in the statement's own sentence ("= 2.8286, so about 2.83") is kept
+    later = last.position < reading.position and (not agree or _sentence_of(body, last) != _sentence_of(body, reading))
+    if not reading.explicit and (in_region or (later and another)):
+        return last
+    if agree:
+        return reading
+    return f"two committed values: {show(last)} stated for the asked quantity, {show(reading)} read as the conclusion"
+
+
+def _committed_before(body: str, stem: str, reading: Reading, key_unit: str | None) -> Reading | None:
+    """The value the text commits to before `reading`, when it is a statement itself (not a comparison, a
+    supposition or a value of another kind)."""
+    before = read_body(body[: reading.position], stem)
+    if before is None or _other_kind(before.number, key_unit) or comments(before, body[: reading.position], stem):
+        return None
+    return None if re.search(r"(?i)\b(?:would|could|might)\b", value_clause(before)) else before
+
+
+def _sentence_of(body: str, reading: Reading) -> int:
+    """Where the sentence holding the reading's value starts."""
+    return max((at for at, _ in sentence_spans(body) if at <= reading.position), default=0)
+
+
+def _other_kind(number: Number, key_unit: str | None) -> bool:
+    """A percent against a key in money, or money against a percent key."""
+    return (number.unit == PERCENT and key_unit in CURRENCY_UNITS) or (
+        number.unit in CURRENCY_UNITS and key_unit == PERCENT)
+
+
+def _of_kind(reading: Reading, key_unit: str | None) -> Reading | None:
+    """The one value of the key's kind in the reading's clause ('drops to $17.86, a decline of 28.6%')."""
+    kind = {f.number for f in scan_values(reading.region) if not _other_kind(f.number, key_unit)}
+    found = [f for f in scan_values(reading.region) if f.number in kind]
+    if len(kind) != 1:
+        return None
+    return Reading(found[-1].number, reading.region, found[-1], reading.at, reading.explicit)
