@@ -29,7 +29,7 @@ from functools import cache
 from pathlib import Path
 
 from cfa_lib.data import DATASET_NAMES, Question, dataset_of, load_dataset
-from cfa_lib.results import PROJECT_ROOT
+from cfa_lib.paths import DATASETS_DIR
 
 __all__ = [
     "ANSWERABILITY_DIR",
@@ -46,7 +46,7 @@ __all__ = [
     "write_shipped",
 ]
 
-ANSWERABILITY_DIR = PROJECT_ROOT / "datasets" / "answerability"
+ANSWERABILITY_DIR = DATASETS_DIR / "answerability"
 EXCEPTIONS_FILE = ANSWERABILITY_DIR / "exceptions.jsonl"
 
 

@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any, Self
 
 from cfa_lib import experiments as registry
+from cfa_lib.paths import PROJECT_ROOT, REFERENCE_DIR, results_root  # noqa: F401
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-REFERENCE_DIR = PROJECT_ROOT / "datasets" / "reference_runs"
 
 class ResultsFileError(ValueError):
     """A results file that is missing, corrupt, truncated or of another experiment."""
@@ -50,10 +49,6 @@ class ResultRow:
     def to_dict(self) -> dict[str, Any]:
         row = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
         return {**row, **self.extra}
-
-
-def results_root() -> Path:
-    return Path(os.environ.get("CFA_RESULTS_DIR", PROJECT_ROOT / "results"))
 
 
 def safe_name(model: str) -> str:

