@@ -1,53 +1,17 @@
-"""Which questions can be asked openly (Format B, choices removed) and which only make sense with their options.
+"""The named rules that decide, from a question's text alone, whether it can be asked without its options.
 
-About a quarter of CFA-Easy stems refer to the options ("Which of the following ...", "... all of the
-following except:", "... is least likely to:"). With the choices removed such a stem is not a question,
-and the open format would measure the model's refusal rather than its knowledge. `classify` labels every
-question open-answerable or option-dependent by a short list of named rules (`RULES`, applied in order,
-first match wins; each with a one-line reason), then applies a reviewed list of exceptions
-(datasets/answerability/exceptions.jsonl) for the questions where the rules get it wrong.
-
-A reference to the options is harmless when the candidates are in the stem itself: "Which of Pai's
-statements is most appropriate?" after a scenario quoting Statements 1-3, or "For which portfolio ...?"
-after an exhibit listing Portfolios 1-3. Such questions stay open-answerable (rule `candidates_in_stem`).
-"... is closest to:" and other completions that a knowledgeable reader can supply are open-answerable.
-
-The shipped classification is datasets/answerability/{easy,challenge}.jsonl, regenerated with
-`python -m cfa_lib.answerability write`; a test checks the files equal what this module produces.
+`apply_rules` tries `RULES` in order; the first that applies decides, with a one-line reason. A rule that
+points at the options gives way when the candidates are in the stem (`candidates_in_stem`) or the options
+are numbers computed from the stem's data (`computed_value`).
 """
 
 from __future__ import annotations
 
-import functools
-import json
 import re
-import sys
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass
-from functools import cache
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from cfa_lib.data import DATASET_NAMES, Question, dataset_of, load_dataset
-from cfa_lib.paths import DATASETS_DIR
-
-__all__ = [
-    "ANSWERABILITY_DIR",
-    "EXCEPTIONS_FILE",
-    "RULES",
-    "Answerability",
-    "Rule",
-    "answerability_table",
-    "apply_rules",
-    "classify",
-    "counts",
-    "load_exceptions",
-    "shipped_path",
-    "write_shipped",
-]
-
-ANSWERABILITY_DIR = DATASETS_DIR / "answerability"
-EXCEPTIONS_FILE = ANSWERABILITY_DIR / "exceptions.jsonl"
+from cfa_lib.data import Question
 
 
 @dataclass(frozen=True)
@@ -70,10 +34,7 @@ class Rule:
     why: str
 
 
-# ---------------------------------------------------------------------------------------------
-# Text helpers
-# ---------------------------------------------------------------------------------------------
-
+# Text helpers ------------------------------------------------------------------------------------------
 
 def question_part(question: Question) -> str:
     """The question itself: for CFA-Challenge the text after 'Question:', else the whole stem."""
@@ -131,9 +92,7 @@ def _stem_says(search: Callable[[str], re.Match | None], q: Question, reason: st
     return reason.format(m.group(0).strip()) if m else None
 
 
-# ---------------------------------------------------------------------------------------------
-# The rules, in the order they are tried
-# ---------------------------------------------------------------------------------------------
+# The rules, in the order they are tried ---------------------------------------------------------------
 
 _CROSS_REF = _search(
     r"\b(?:all|none|any) of the above\b|\bboth [A-C] and [A-C]\b|\bneither [A-C] nor [A-C]\b|^[A-C] and [A-C]\.?$"
@@ -315,151 +274,18 @@ def apply_rules(question: Question) -> Answerability:
         reason = rule.test(question)
         if reason is None:
             continue
-        if rule.name in _REFERENCING_RULES and computed_value(question):
-            return Answerability(
-                question.id,
-                True,
-                f"{reason.split(' and the ')[0]}, but the options are numbers computed from data in the stem",
-                COMPUTED_VALUE,
-            )
-        if rule.name in _REFERENCING_RULES and candidates_recoverable(question):
-            return Answerability(
-                question.id,
-                True,
-                f"{reason.split(' and the ')[0]}, but every candidate is named in the stem",
-                CANDIDATES_IN_STEM,
-            )
+        overruled = _overruled(question) if rule.name in _REFERENCING_RULES else None
+        if overruled is not None:
+            why, name = overruled
+            return Answerability(question.id, True, f"{reason.split(' and the ')[0]}, but {why}", name)
         return Answerability(question.id, rule.open_answerable, reason, rule.name)
     raise AssertionError("the last rule always applies")  # pragma: no cover
 
 
-# ---------------------------------------------------------------------------------------------
-# Exceptions
-# ---------------------------------------------------------------------------------------------
-
-
-def load_exceptions(path: Path | str | None = None) -> dict[str, Answerability]:
-    """The reviewed overrides, by question id; raises ValueError on a malformed or duplicated line."""
-    path = Path(path) if path is not None else EXCEPTIONS_FILE
-    if path == EXCEPTIONS_FILE:
-        return dict(_load_default_exceptions())
-    return _read_exceptions(path)
-
-
-@cache
-def _load_default_exceptions() -> tuple[tuple[str, Answerability], ...]:
-    return tuple(_read_exceptions(EXCEPTIONS_FILE).items())
-
-
-def _read_exceptions(path: Path) -> dict[str, Answerability]:
-    out: dict[str, Answerability] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: not JSON: {exc}") from None
-        if set(row) != {"question_id", "open_answerable", "reason"}:
-            raise ValueError(f"{where}: keys must be question_id, open_answerable, reason; got {sorted(row)}")
-        qid, answerable, reason = row["question_id"], row["open_answerable"], row["reason"]
-        if not isinstance(qid, str) or not re.fullmatch(r"(?:easy|challenge)_\d+", qid):
-            raise ValueError(f"{where}: question_id {qid!r} is not a question id")
-        if not isinstance(answerable, bool) or not isinstance(reason, str) or not reason.strip():
-            raise ValueError(f"{where}: open_answerable must be true/false and reason a non-empty string")
-        if qid in out:
-            raise ValueError(f"{where}: {qid} is listed twice")
-        out[qid] = Answerability(qid, answerable, reason.strip(), EXCEPTION)
-    return out
-
-
-def classify(question: Question, exceptions: Mapping[str, Answerability] | None = None) -> Answerability:
-    """The rules' verdict, unless the reviewed exceptions (default: the shipped file) override it for this id."""
-    exceptions = load_exceptions() if exceptions is None else exceptions
-    override = exceptions.get(question.id)
-    if override is not None:
-        return override
-    return apply_rules(question)
-
-
-# ---------------------------------------------------------------------------------------------
-# Tables, counts and the shipped files
-# ---------------------------------------------------------------------------------------------
-
-
-def _questions(dataset: str | Iterable[Question]) -> list[Question]:
-    return load_dataset(dataset) if isinstance(dataset, str) else list(dataset)
-
-
-def answerability_table(
-    dataset: str | Iterable[Question], exceptions: Mapping[str, Answerability] | None = None
-) -> dict[str, Answerability]:
-    """Question id -> verdict for a dataset name ("easy", "challenge") or a list of questions."""
-    exceptions = load_exceptions() if exceptions is None else exceptions
-    return {q.id: classify(q, exceptions) for q in _questions(dataset)}
-
-
-def counts(dataset: str | Iterable[Question], exceptions: Mapping[str, Answerability] | None = None) -> dict:
-    """{"questions", "open_answerable", "option_dependent", "by_rule": {rule: n}} (rules in RULE_NAMES order)."""
-    table = answerability_table(dataset, exceptions)
-    answerable = sum(a.open_answerable for a in table.values())
-    by_rule = Counter(a.rule for a in table.values())
-    return {
-        "questions": len(table),
-        "open_answerable": answerable,
-        "option_dependent": len(table) - answerable,
-        "by_rule": {name: by_rule[name] for name in RULE_NAMES if by_rule[name]},
-    }
-
-
-def shipped_path(name: str) -> Path:
-    return ANSWERABILITY_DIR / f"{name}.jsonl"
-
-
-@functools.cache
-def _shipped(name: str) -> dict[str, bool]:
-    lines = shipped_path(name).read_text(encoding="utf-8").splitlines()
-    return {item["question_id"]: bool(item["open_answerable"]) for item in map(json.loads, lines)}
-
-
-def is_open_answerable(question_id: str) -> bool | None:
-    """The shipped classification of a question (`easy_12`, `challenge_3`), or None for an unknown id:
-    how rows of the original study's files, which never recorded it, are put in their subset."""
-    dataset = dataset_of(question_id)
-    return _shipped(dataset).get(question_id) if dataset else None
-
-
-def shipped_lines(name: str) -> list[str]:
-    """The lines of datasets/answerability/<name>.jsonl as this code produces them."""
-    keys = ("question_id", "open_answerable", "rule", "reason")
-    return [json.dumps({k: asdict(a)[k] for k in keys}, ensure_ascii=False) for a in answerability_table(name).values()]
-
-
-def write_shipped() -> dict[str, dict]:
-    """Regenerate datasets/answerability/{easy,challenge}.jsonl; returns the counts per dataset."""
-    out = {}
-    for name in DATASET_NAMES:
-        shipped_path(name).write_text("\n".join(shipped_lines(name)) + "\n", encoding="utf-8")
-        out[name] = counts(name)
-    return out
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv == ["write"]:
-        print(json.dumps(write_shipped(), indent=2))
-        return 0
-    if argv == ["counts"]:
-        print(json.dumps({name: counts(name) for name in DATASET_NAMES}, indent=2))
-        return 0
-    if argv == ["rules"]:
-        for rule in RULES:
-            print(f"{rule.name} ({'answerable' if rule.open_answerable else 'option-dependent'}): {rule.why}")
-        return 0
-    print("usage: python -m cfa_lib.answerability write|counts|rules", file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def _overruled(question: Question) -> tuple[str, str] | None:
+    """Why a rule that points at the options does not hold here (and the rule that says so), or None."""
+    if computed_value(question):
+        return "the options are numbers computed from data in the stem", COMPUTED_VALUE
+    if candidates_recoverable(question):
+        return "every candidate is named in the stem", CANDIDATES_IN_STEM
+    return None
