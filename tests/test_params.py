@@ -28,4 +28,4 @@ def test_limit_tolerance_and_counts() -> None:
         with pytest.raises(params.ParameterError):
             check(bad)
     with pytest.raises(params.ParameterError, match="agreement_sample=-1"):
-        params.check_count("agreement_sample", -1)
+        params.check_count(-1, "agreement_sample")
