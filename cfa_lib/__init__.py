@@ -25,7 +25,7 @@ _LAZY = {
     "grade_open_answer": "cfa_lib.answers",
     "grade_choice": "cfa_lib.answers",
     "OpenGrade": "cfa_lib.answers",
-    "load_results": "cfa_lib.experiments",
+    "load_results": "cfa_lib.experiments.registry",
 }
 __all__ = ["OpenGrade", "__version__", "extract_choice", "grade_choice", "grade_open_answer", "load_dataset",
            "load_results"]
@@ -33,7 +33,7 @@ __all__ = ["OpenGrade", "__version__", "extract_choice", "grade_choice", "grade_
 if TYPE_CHECKING:
     from cfa_lib.answers import OpenGrade, extract_choice, grade_choice, grade_open_answer
     from cfa_lib.data import load_dataset
-    from cfa_lib.experiments import load_results
+    from cfa_lib.experiments.registry import load_results
 
 
 def __getattr__(name: str) -> Any:
