@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cfa_lib.data import DATASET_NAMES
-from cfa_lib.experiments import EXPERIMENTS, FIGURES_NOTEBOOK
+from cfa_lib.experiments.registry import EXPERIMENTS, FIGURES_NOTEBOOK
 from cfa_lib.experiments.variants import check_variants
 from cfa_lib.paths import BUILD_DIR, NOTEBOOKS_DIR, PROJECT_ROOT, results_root
 from cfa_lib.results import safe_name
