@@ -50,7 +50,6 @@ class JudgeVerdict(BaseModel):
 
 
 NO_ANSWER = "NO_ANSWER"
-STUDY_JUDGE = {"CORRECT": True, "INCORRECT": False}  # the original study's judge verdicts
 
 
 def verdict_code(outcome: Outcome) -> str:
