@@ -34,7 +34,7 @@ class Rule:
     why: str
 
 
-# Text helpers ------------------------------------------------------------------------------------------
+# Text helpers -----------------------------------------------------------------------------------------
 
 def question_part(question: Question) -> str:
     """The question itself: for CFA-Challenge the text after 'Question:', else the whole stem."""
@@ -81,22 +81,28 @@ def candidates_recoverable(question: Question) -> bool:
     return len(missing) == 1 and len(question.choices) >= 3 and bool(_CATCH_ALL.search(missing[0]))
 
 
-def _search(pattern: str, flags: int = re.I) -> Callable[[str], re.Match | None]:
-    compiled = re.compile(pattern, flags)
-    return compiled.search
+def _stem_rule(name: str, pattern: str, reason: str, why: str) -> Rule:
+    """A rule that applies when the question part of the stem matches `pattern` (case-insensitive); its reason
+    quotes what the stem says ({!r} in `reason`). Stem rules mark a question option-dependent."""
+    search = re.compile(pattern, re.I).search
+
+    def test(q: Question) -> str | None:
+        m = search(question_part(q))
+        return reason.format(m.group(0).strip()) if m else None
+
+    return Rule(name, False, test, why)
 
 
-def _stem_says(search: Callable[[str], re.Match | None], q: Question, reason: str) -> str | None:
-    """A stem rule's reason, quoting what the stem says ({!r} in `reason`), or None when it says nothing of it."""
-    m = search(question_part(q))
-    return reason.format(m.group(0).strip()) if m else None
+def _rule(name: str, open_answerable: bool, test: Callable[[Question], str | None]) -> Rule:
+    """A rule whose test is a function; its docstring says why the rule holds."""
+    return Rule(name, open_answerable, test, (test.__doc__ or "").strip())
 
 
-# The rules, in the order they are tried ---------------------------------------------------------------
+# The rules with a test of their own ---------------------------------------------------------------------
 
-_CROSS_REF = _search(
-    r"\b(?:all|none|any) of the above\b|\bboth [A-C] and [A-C]\b|\bneither [A-C] nor [A-C]\b|^[A-C] and [A-C]\.?$"
-)
+_CROSS_REF = re.compile(
+    r"\b(?:all|none|any) of the above\b|\bboth [A-C] and [A-C]\b|\bneither [A-C] nor [A-C]\b|^[A-C] and [A-C]\.?$",
+    re.I).search
 
 
 def _options_cross_reference(q: Question) -> str | None:
@@ -105,17 +111,6 @@ def _options_cross_reference(q: Question) -> str | None:
         if _CROSS_REF(text):
             return f"option {letter} ({text!r}) refers to the other options"
     return None
-
-
-_COMPARED = _search(
-    r"\b(?:compared (?:with|to)|relative to|than) the other (?:two|three|options|choices|alternatives)\b|"
-    r"\bthe other two\b"
-)
-
-
-def _compared_with_others(q: Question) -> str | None:
-    """'Compared with the other two ...' ranks the options against each other."""
-    return _stem_says(_COMPARED, q, "the stem compares against the other options ({!r})")
 
 
 _VERDICT = re.compile(r"\b(?:yes|no|correct|incorrect|accurate|inaccurate|true|false|violat\w*)\b", re.I)
@@ -128,19 +123,10 @@ def _options_verdict_grid(q: Question) -> str | None:
     return None
 
 
-_WHICH_FOLLOWING = _search(r"\bwhich (?:one |two )?of (?:the following|these|those)\b|\bof the following\b.*\bwhich\b")
-
-
-def _which_of_the_following(q: Question) -> str | None:
-    """'Which of the following ...' / 'Which of these ...' asks to pick among options that are not shown."""
-    return _stem_says(_WHICH_FOLLOWING, q, "the stem asks {!r} and the options are not in the stem")
-
-
-_THE_FOLLOWING = _search(
+_THE_FOLLOWING = re.compile(
     r"\b(?:all|each|any|none|one|most|many) of the following\b|\bthe following (?:statements?|is|are|would|will|"
     r"best|most|least|correctly|accurately|describes?|explains?|represents?|activities|items|factors|"
-    r"characteristics|reasons|conditions|pieces)\b|\bfollowing statements?\b"
-)
+    r"characteristics|reasons|conditions|pieces)\b|\bfollowing statements?\b", re.I).search
 
 
 def _the_following(q: Question) -> str | None:
@@ -154,31 +140,6 @@ def _the_following(q: Question) -> str | None:
     if re.search(r"[:?]\s*\S.{40,}", rest):
         return None
     return f"the stem refers to {m.group(0)!r}, a list that only the options supply"
-
-
-_WHICH_STATEMENT = _search(
-    r"\bwhich (?:(?:of )?(?:the |these |those |his |her |their |[\w.]+[’']s? )?)?(?:\w+ )?statements?\b|"
-    r"\bthe statement that is (?:most|least) (?:accurate|correct|likely|appropriate)\b|"
-    r"\bthe (?:most|least) (?:accurate|correct|appropriate) statement\b"
-)
-
-
-def _which_statement(q: Question) -> str | None:
-    """'Which statement is most accurate?' asks to pick a statement, and the statements were the options."""
-    return _stem_says(_WHICH_STATEMENT, q, "the stem asks {!r} and the statements are the options")
-
-
-_LEAST = _search(
-    r"(?<!\bat )\bleast\s+(?:likely|appropriate|accurate|correct|suitable|relevant|consistent|affected|important|"
-    r"useful|probable|valid|effective|supported|plausible|beneficial|desirable|justified|reasonable|needed|"
-    r"required|helpful|significant)\b|\bexcept(?: for)?\s*:\s*$|\bis (?:NOT|not) (?:a|an|one|true|correct)\b|"
-    r"\bis false\b|\bdo(?:es)? not include\b"
-)
-
-
-def _least_or_except(q: Question) -> str | None:
-    """'... least likely ...', '... except:', '... do not include' ask for the odd one out of an open set."""
-    return _stem_says(_LEAST, q, "the stem asks for the odd one out ({!r})")
 
 
 def _options_name_candidates(q: Question) -> str | None:
@@ -201,18 +162,7 @@ def _bare_subject_fragment(q: Question) -> str | None:
     return None
 
 
-_ABOUT_SUBCLAIMS = _search(
-    r"\b(?:correct|incorrect|accurate|inaccurate|right|wrong)\s+(?:with respect to|regarding|about|concerning|"
-    r"in (?:his|her|their|the) (?:statement|assessment|comment|conclusion)s?(?: about| regarding| on)?)\s*:\s*$"
-)
-
-
-def _correct_with_respect_to(q: Question) -> str | None:
-    """'... is most likely correct with respect to:' asks which of the options' sub-claims holds."""
-    return _stem_says(_ABOUT_SUBCLAIMS, q, "the stem asks which sub-claim is {!r}, and the sub-claims are the options")
-
-
-_CLOSEST = _search(r"\b(?:closest to|approximately|nearest to)\s*:?\s*[?.]?\s*$")
+_CLOSEST = re.compile(r"\b(?:closest to|approximately|nearest to)\s*:?\s*[?.]?\s*$", re.I).search
 
 
 def _closest_to(q: Question) -> str | None:
@@ -236,6 +186,45 @@ def _open_question(q: Question) -> str | None:
     return "the stem is a complete question without the options"
 
 
+# The rules, in the order they are tried -------------------------------------------------------------------
+
+RULES: tuple[Rule, ...] = (
+    _rule("options_cross_reference", False, _options_cross_reference),
+    _stem_rule("compared_with_others",
+               r"\b(?:compared (?:with|to)|relative to|than) the other (?:two|three|options|choices|alternatives)\b|"
+               r"\bthe other two\b",
+               "the stem compares against the other options ({!r})",
+               "'Compared with the other two ...' ranks the options against each other."),
+    _rule("options_verdict_grid", False, _options_verdict_grid),
+    _stem_rule("which_of_the_following",
+               r"\bwhich (?:one |two )?of (?:the following|these|those)\b|\bof the following\b.*\bwhich\b",
+               "the stem asks {!r} and the options are not in the stem",
+               "'Which of the following ...' / 'Which of these ...' asks to pick among options that are not shown."),
+    _rule("the_following", False, _the_following),
+    _stem_rule("which_statement",
+               r"\bwhich (?:(?:of )?(?:the |these |those |his |her |their |[\w.]+[’']s? )?)?(?:\w+ )?statements?\b|"
+               r"\bthe statement that is (?:most|least) (?:accurate|correct|likely|appropriate)\b|"
+               r"\bthe (?:most|least) (?:accurate|correct|appropriate) statement\b",
+               "the stem asks {!r} and the statements are the options",
+               "'Which statement is most accurate?' asks to pick a statement, and the statements were the options."),
+    _stem_rule("least_or_except",
+               r"(?<!\bat )\bleast\s+(?:likely|appropriate|accurate|correct|suitable|relevant|consistent|affected|"
+               r"important|useful|probable|valid|effective|supported|plausible|beneficial|desirable|justified|"
+               r"reasonable|needed|required|helpful|significant)\b|\bexcept(?: for)?\s*:\s*$|"
+               r"\bis (?:NOT|not) (?:a|an|one|true|correct)\b|\bis false\b|\bdo(?:es)? not include\b",
+               "the stem asks for the odd one out ({!r})",
+               "'... least likely ...', '... except:', '... do not include' ask for the odd one out of an open set."),
+    _rule("options_name_candidates", False, _options_name_candidates),
+    _stem_rule("correct_with_respect_to",
+               r"\b(?:correct|incorrect|accurate|inaccurate|right|wrong)\s+(?:with respect to|regarding|about|"
+               r"concerning|in (?:his|her|their|the) (?:statement|assessment|comment|conclusion)s?"
+               r"(?: about| regarding| on)?)\s*:\s*$",
+               "the stem asks which sub-claim is {!r}, and the sub-claims are the options",
+               "'... is most likely correct with respect to:' asks which of the options' sub-claims holds."),
+    _rule("bare_subject_fragment", False, _bare_subject_fragment),
+    _rule("closest_to", True, _closest_to),
+    _rule("open_question", True, _open_question),
+)
 # Rules that mark a question option-dependent, unless its candidates are in the stem.
 _REFERENCING_RULES = (
     "which_of_the_following",
@@ -243,24 +232,6 @@ _REFERENCING_RULES = (
     "which_statement",
     "least_or_except",
     "options_name_candidates",
-)
-
-RULES: tuple[Rule, ...] = tuple(
-    Rule(name, answerable, test, (test.__doc__ or "").strip())
-    for name, answerable, test in (
-        ("options_cross_reference", False, _options_cross_reference),
-        ("compared_with_others", False, _compared_with_others),
-        ("options_verdict_grid", False, _options_verdict_grid),
-        ("which_of_the_following", False, _which_of_the_following),
-        ("the_following", False, _the_following),
-        ("which_statement", False, _which_statement),
-        ("least_or_except", False, _least_or_except),
-        ("options_name_candidates", False, _options_name_candidates),
-        ("correct_with_respect_to", False, _correct_with_respect_to),
-        ("bare_subject_fragment", False, _bare_subject_fragment),
-        ("closest_to", True, _closest_to),
-        ("open_question", True, _open_question),
-    )
 )
 CANDIDATES_IN_STEM = "candidates_in_stem"
 COMPUTED_VALUE = "computed_value"
