@@ -128,6 +128,14 @@ def _value_labels(ax, bars, intervals: Sequence[Sequence[float] | None]) -> None
                 fontsize=7, color="#222222", zorder=4)
 
 
+def _bar_pair(rows: list[dict[str, Any]], intervals: dict[str, list], group: str,
+              bars: Sequence[tuple[str, float | None, Sequence[float] | None]]) -> None:
+    """One group's bars, (condition, accuracy, 95% interval) each, as rows of the plotted table."""
+    for condition, value, interval in bars:
+        rows.append({"group": group, "condition": condition, "accuracy": percent_value(value)})
+        intervals[condition].append(interval)
+
+
 def _finished(fig: Figure) -> Figure:
     """Close the figure in pyplot's registry: returned to a notebook, it is shown once, not twice."""
     plt.close(fig)
@@ -176,17 +184,14 @@ def option_bias_figure(summaries: Mapping[str, OptionBiasSummary]) -> Figure:
     rows, intervals = [], {c: [] for c in CONDITION_COLORS}
     groups = []
     for label, s in summaries.items():
-        group = _group_label(label, s.n_paired)
-        groups.append(group)
-        for condition, value, interval in (
-                ("with options", s.accuracy_with_options, s.accuracy_with_options_ci),
-                ("without options", s.accuracy_without_options, s.accuracy_without_options_ci)):
-            rows.append({"model": group, "condition": condition, "accuracy": percent_value(value)})
-            intervals[condition].append(interval)
+        groups.append(_group_label(label, s.n_paired))
+        _bar_pair(rows, intervals, groups[-1], (("with options", s.accuracy_with_options, s.accuracy_with_options_ci),
+                                                ("without options", s.accuracy_without_options,
+                                                 s.accuracy_without_options_ci)))
     data = pd.DataFrame(rows)
     with publication_style():
         fig, ax = plt.subplots(figsize=(max(3.4, min(FULL_WIDTH, 1.5 + 1.35 * len(groups))), 3.3))
-        sns.barplot(data=data, x="model", y="accuracy", hue="condition", order=groups,
+        sns.barplot(data=data, x="group", y="accuracy", hue="condition", order=groups,
                     hue_order=list(CONDITION_COLORS), palette=CONDITION_COLORS, errorbar=None, ax=ax,
                     width=0.7, saturation=1)
         for container, condition in zip(list(ax.containers), CONDITION_COLORS, strict=True):
@@ -266,13 +271,10 @@ def counterfactual_figure(summaries: Mapping[str, CounterfactualSummary]) -> Fig
                 continue  # no valid perturbation answered at this level: nothing to compare
             name = PERTURBATION_NAMES.get(str(level), "")
             level_name = _wrap(f"level {level}: {name}", 12)
-            group = f"{_wrap(label)}\n{level_name}\n(n = {lv.n_paired})"
-            groups.append(group)
-            for condition, value, ci in (
-                    ("original question", lv.accuracy_original_on_valid, lv.accuracy_original_on_valid_ci),
-                    ("perturbed question", lv.accuracy, lv.accuracy_ci)):
-                rows.append({"group": group, "condition": condition, "accuracy": percent_value(value)})
-                intervals[condition].append(ci)
+            groups.append(f"{_wrap(label)}\n{level_name}\n(n = {lv.n_paired})")
+            _bar_pair(rows, intervals, groups[-1], (
+                ("original question", lv.accuracy_original_on_valid, lv.accuracy_original_on_valid_ci),
+                ("perturbed question", lv.accuracy, lv.accuracy_ci)))
             gaps.append(lv.memorization_gap)
     if not rows:
         return empty_figure("No valid perturbation was answered at any level: nothing to compare "
