@@ -145,17 +145,11 @@ class Options(Parameters):
 
 
 class Counterfactual(Experiment[Options, Row, CounterfactualSummary]):
-    name = "counterfactual"
-    card_id = "I1"
-    title = "Counterfactual testing"
-    notebook = "03_counterfactual.ipynb"
-    file_names = frozenset({"counterfactual", "I1_counterfactual"})
-    reference_prefix = "I1_"
-    tables = ("table_counterfactual",)
-    figures = ("fig3_counterfactual",)
+    name, card_id, title, notebook = "counterfactual", "I1", "Counterfactual testing", "03_counterfactual.ipynb"
+    file_names, reference_prefix = frozenset({"counterfactual", "I1_counterfactual"}), "I1_"
+    tables, figures = ("table_counterfactual",), ("fig3_counterfactual",)
     judged = False  # the key, computed by code, decides every answer
-    Options = Options
-    Row = Row
+    Options, Row = Options, Row
 
     def requests(self, questions: Sequence[Question], options: Options) -> dict[Key, Request]:
         """The originals, in the multiple-choice format (the perturbations follow once they are built)."""

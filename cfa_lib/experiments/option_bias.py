@@ -239,16 +239,10 @@ class Options(Parameters):
 
 
 class OptionBias(Experiment[Options, Row, OptionBiasSummary]):
-    name = "option_bias"
-    card_id = "A5"
-    title = "Option bias"
-    notebook = "01_option_bias.ipynb"
-    file_names = frozenset({"option_bias", "A5_option_bias"})
-    reference_prefix = "A5_"
-    tables = ("table_p1_option_bias",)
-    figures = ("fig1_option_bias",)
-    Options = Options
-    Row = Row
+    name, card_id, title, notebook = "option_bias", "A5", "Option bias", "01_option_bias.ipynb"
+    file_names, reference_prefix = frozenset({"option_bias", "A5_option_bias"}), "A5_"
+    tables, figures = ("table_p1_option_bias",), ("fig1_option_bias",)
+    Options, Row = Options, Row
 
     def requests(self, questions: Sequence[Question], options: Options) -> dict[Key, Request]:
         return format_requests(questions)

@@ -49,9 +49,9 @@ class PairedSummary(Summary):
     """The card's summary on the paired questions (the keys of the study's A5 files, and more)."""
 
     n_questions: int
-    n_paired: int
-    n_excluded: int
-    excluded_reasons: dict[str, int]
+    n_paired: int  # graded in both formats
+    n_excluded: int  # a failed call, a response cut short, a judge panel without a verdict: in either format
+    excluded_reasons: dict[str, int]  # by the files' codes; "(with options)" when Format A is the cause
     n_no_answer_with_options: int
     verdicts: dict[str, int]
     accuracy_with_options: float | None

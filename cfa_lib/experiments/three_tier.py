@@ -246,16 +246,10 @@ def open_requests(questions: Sequence[Question]) -> dict[Key, Request]:
 
 
 class ThreeTier(Experiment[Options, Row, ThreeTierSummary]):
-    name = "three_tier"
-    card_id = "A1"
-    title = "Three-tier grading"
-    notebook = "02_three_tier.ipynb"
-    file_names = frozenset({"three_tier", "A1_open_ended"})
-    reference_prefix = "A1_"
-    tables = ("table_p1_three_tier", "table_error_categories")
-    figures = ("fig2_three_tier", "fig4_error_categories")
-    Options = Options
-    Row = Row
+    name, card_id, title, notebook = "three_tier", "A1", "Three-tier grading", "02_three_tier.ipynb"
+    file_names, reference_prefix = frozenset({"three_tier", "A1_open_ended"}), "A1_"
+    tables, figures = ("table_p1_three_tier", "table_error_categories"), ("fig2_three_tier", "fig4_error_categories")
+    Options, Row = Options, Row
 
     def helper_models(self, settings: Settings, options: Options) -> dict[str, str]:
         """The judges, and the gold model (default: the panel's first judge)."""

@@ -33,9 +33,9 @@ class LevelSummary(Summary):
     """The card's summary (the keys of the study's A1 files, and more); excluded answers are reported apart."""
 
     n_questions: int
-    n_graded: int
-    n_excluded: int
-    excluded_reasons: dict[str, int]
+    n_graded: int  # at a level: A, B or C
+    n_excluded: int  # failed, cut short, no judge verdict, graded against no ground
+    excluded_reasons: dict[str, int]  # by the files' codes (MODEL_FAILED, TRUNCATED, GOLD_NOT_GROUNDED, ...)
     level_distribution: dict[str, int]  # exact, directional, incorrect
     level_rates: dict[str, float | None]
     strict_accuracy: float | None  # Level A
