@@ -8,8 +8,9 @@ The entry points most users need are importable from the top level (loaded on fi
 * `grade_open_answer(question, response, finish_reason=None, tolerance=0.02)`: one verdict
   ("correct", "incorrect", "no_answer", "truncated", "judge") for one open answer;
 * `grade_choice(question, response, finish_reason=None)`: the same for a multiple-choice answer;
-* `load_results(path)`: any results file, ours or the original study's, with `recomputed_summary` (this
-  toolkit's rules) beside `recomputed_as_published` and the count of what changed (`regrade_changes`).
+* `load_results(path)`: any results file, ours or the original study's, as a `LoadedRun`: its typed rows,
+  `summary` (recomputed under this toolkit's rules) beside `as_published` (the file's own verdicts) and the
+  count of what changed (`regrade_changes`).
 """
 
 from __future__ import annotations
