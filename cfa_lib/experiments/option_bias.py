@@ -11,14 +11,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 from typing import Annotated, Any
 
 from pydantic import BaseModel
 
 from cfa_lib import prompts
 from cfa_lib.answerability import classify, is_open_answerable
-from cfa_lib.answers import Number, grade_open_answer, parse_reply
+from cfa_lib.answers import Number, parse_reply
 from cfa_lib.answers.commitment import has_refusal
 from cfa_lib.data import Question
 from cfa_lib.experiments import variants as answer_variants
@@ -33,7 +32,7 @@ from cfa_lib.experiments.outcome import (
     letter_error,
     letter_from_file,
     outcome_of,
-    read_reply,
+    read_open_answer,
     response_status,
 )
 from cfa_lib.experiments.session import Session
@@ -153,13 +152,8 @@ def judge_request(question: Question, response: str) -> Request:
     return Request(prompts.chat(prompts.JUDGE_SYSTEM, user), schema=JudgeVerdict)
 
 
-def read_format_b(question: Question, completion: Completion, tolerance: float):
-    """Format B read by numbers (`grade_open_answer`): an `OpenGrade`, or the outcome of a failed call."""
-    return read_reply(completion, partial(grade_open_answer, question, tolerance=tolerance))
-
-
 def needs_judge(question: Question, completion: Completion, tolerance: float) -> bool:
-    graded = read_format_b(question, completion, tolerance)
+    graded = read_open_answer(completion, question, tolerance)
     return not isinstance(graded, Outcome) and graded.verdict == "judge"
 
 
@@ -188,7 +182,7 @@ def grade_format_b(question: Question, completion: Completion, judged: Mapping[s
                    tolerance: float) -> Outcome:
     """Format B's outcome: numbers where they decide, the judge where they cannot; a refusal or a hedge is no
     answer (not correct, counted apart), a response cut by the token limit is excluded."""
-    graded = read_format_b(question, completion, tolerance)
+    graded = read_open_answer(completion, question, tolerance)
     if isinstance(graded, Outcome):
         return graded
     if graded.verdict == "judge":

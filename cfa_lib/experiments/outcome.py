@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
-from cfa_lib.answers import OpenGrade, grade_choice
+from cfa_lib.answers import OpenGrade, grade_choice, grade_open_answer
 from cfa_lib.data import Question
 from cfa_lib.models import Completion
 
@@ -90,6 +90,12 @@ def grade_letter(completion: Completion, question: Question) -> Outcome:
     """A multiple-choice reply against its key: the letter (`value`), or why it is excluded."""
     graded = read_reply(completion, partial(grade_choice, question))
     return graded if isinstance(graded, Outcome) else outcome_of(graded)
+
+
+def read_open_answer(completion: Completion, question: Question, tolerance: float) -> OpenGrade | Outcome:
+    """An open reply read by numbers (`grade_open_answer`): its grade, whose verdict may still be "judge",
+    or the outcome of a failed call."""
+    return read_reply(completion, partial(grade_open_answer, question, tolerance=tolerance))
 
 
 def letter_error(outcome: Outcome) -> str | None:

@@ -11,7 +11,6 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel
@@ -23,7 +22,6 @@ from cfa_lib.answers import (
     aligned_values,
     gold_number_from_option,
     grade_number,
-    grade_open_answer,
     numeric_key,
     open_key,
     parse_reply,
@@ -32,7 +30,7 @@ from cfa_lib.answers import (
 from cfa_lib.data import Question, dataset_of, questions_by_id
 from cfa_lib.experiments.contract import Experiment, Graded, Key, tally
 from cfa_lib.experiments.judging import CALIBRATION_QUESTIONS, JudgeAgreement, majority, run_calibration
-from cfa_lib.experiments.outcome import EXCLUSION_OF_CODE, FILE_CODES, Outcome, outcome_of, read_reply
+from cfa_lib.experiments.outcome import EXCLUSION_OF_CODE, FILE_CODES, Outcome, outcome_of, read_open_answer
 from cfa_lib.experiments.session import Session
 from cfa_lib.experiments.settings import Settings
 from cfa_lib.experiments.three_tier_summary import LEVEL_NAMES, ThreeTierSummary, Tiered, summarize
@@ -128,7 +126,7 @@ def first_pass(question: Question, gold: GoldAnswer, response: Completion, toler
     hedge or nothing committed is C and counted as `no_answer`; words, or a key that is not a number, go
     to the judge.
     """
-    graded = read_reply(response, partial(grade_open_answer, question, tolerance=tolerance))
+    graded = read_open_answer(response, question, tolerance)
     grade = None if isinstance(graded, Outcome) else graded
     answer = grade.value if grade is not None else None
     row = Row(

@@ -226,7 +226,7 @@ def counterfactual_reach(runs: Mapping[str, Sequence[Run]], dataset: str = "easy
     rest = "of which unchecked, on a question"
     rows = {}
     for run in runs.get("counterfactual", []):
-        if not (run.reference and run.as_published and run.metadata.get("dataset", dataset) == dataset):
+        if not (run.reference and run.as_published and run.loaded.dataset == dataset):
             continue
         reach = counterfactual.study_reach(run.rows, run.loaded.regraded_rows, classes)
         gap = reach.on_computation
