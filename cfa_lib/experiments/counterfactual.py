@@ -41,9 +41,10 @@ class Row(ResultRow):
         return {"question_id": row.pop("question_id"), "correct_answer": row.pop("correct_answer"), **row}
 
 
-def answer_fields(outcome: Outcome, completion: Completion) -> dict[str, Any]:
-    """A multiple-choice answer as the study's files record it, for originals and perturbations alike."""
-    return {"answer": outcome.value, "correct": outcome.correct, "response": completion.text,
+def answer_fields(outcome: Outcome, completion: Completion, letter: str = "answer") -> dict[str, Any]:
+    """A multiple-choice answer as the study's files record it: the letter (under `answer` for an original,
+    `model_answer` for a perturbation), whether it is correct (None: excluded), the reply and the error."""
+    return {letter: outcome.value, "correct": outcome.correct, "response": completion.text,
             "error": letter_error(outcome)}
 
 
@@ -54,9 +55,8 @@ def row_of(question: Question, records: Sequence[PerturbationRecord], answers: M
         entry: dict[str, Any] = {"valid": record.valid, **record.to_dict()}
         if record.valid:
             perturbed = record.as_question()
-            answered = answer_fields(grade_letter(answers[perturbed.id], perturbed), answers[perturbed.id])
-            entry.update(model_answer=answered["answer"], correct=answered["correct"], response=answered["response"],
-                         error=answered["error"])
+            reply = answers[perturbed.id]
+            entry.update(answer_fields(grade_letter(reply, perturbed), reply, letter="model_answer"))
         perturbations.append(entry)
     original = answers[question.id]
     return Row(question_id=question.id, correct_answer=question.answer,

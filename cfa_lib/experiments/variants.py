@@ -116,7 +116,6 @@ def variant_requests(questions: Sequence[Question], names: Sequence[str],
     request (its row says so). Without `format_b_answers` (the cost estimate, before Format B is asked) its
     assistant turn is left empty, so the estimate counts the prompt without the reply's tokens.
     """
-    names = check_variants(list(names))
     requests: dict[tuple[str, str], Request] = {}
     for q in questions:
         for name in names:
@@ -145,7 +144,8 @@ def grade_variant(name: str, question: Question, completion: Completion | None,
         Outcome.exclude("skipped", "no complete Format B reply to continue from")
     fields: dict[str, Any] = {"key": asked.answer, "n_options": len(asked.choices), "letter": outcome.value,
                               "correct": outcome.correct, "status": response_status(outcome),
-                              "error": letter_error(outcome), "response": completion and completion.text}
+                              "error": letter_error(outcome),
+                              "response": None if completion is None else completion.text}
     if name == SHUFFLED:
         order = shuffle_order(question)
         original = order.get(outcome.value) if outcome.value else None
@@ -250,5 +250,5 @@ def summarize_variant(rows: Sequence[Any], name: str, seed: int = 0) -> VariantS
 def summarize_variants(rows: Sequence[Any], names: Sequence[str] | None = None, seed: int = 0
                        ) -> dict[str, VariantSummary]:
     """Each variant asked (default: those the rows carry), summarized against Format A from the rows."""
-    chosen = names_in(rows) if names is None else check_variants(list(names))
+    chosen = names_in(rows) if names is None else list(names)
     return {name: summarize_variant(rows, name, seed) for name in chosen}
