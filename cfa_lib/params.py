@@ -34,8 +34,8 @@ def _fail(name: str, value: Any, accepted: str) -> ParameterError:
 T = TypeVar("T")
 
 
-def check(checker: Callable[[Any, str], Any]) -> BeforeValidator:
-    """A field's check, run before pydantic sees the value: `Annotated[int, check(check_count)]`."""
+def checked_by(checker: Callable[[Any, str], Any]) -> BeforeValidator:
+    """A field's check, run before pydantic sees the value: `Annotated[int, checked_by(check_count)]`."""
     return BeforeValidator(lambda value, info: checker(value, info.field_name))
 
 

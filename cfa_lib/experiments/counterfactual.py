@@ -21,7 +21,7 @@ from cfa_lib.experiments.counterfactual_summary import CounterfactualSummary, Pe
 from cfa_lib.experiments.outcome import Outcome, grade_letter, letter_error
 from cfa_lib.experiments.session import Session
 from cfa_lib.models import Completion, Request, parse_model_name
-from cfa_lib.params import Parameters, check, check_integer, check_levels, check_optional_model
+from cfa_lib.params import Parameters, check_integer, check_levels, check_optional_model, checked_by
 from cfa_lib.perturbation import PerturbationRecord
 from cfa_lib.results import ResultRow
 
@@ -139,9 +139,9 @@ def study_reach(rows: Sequence[Row], regraded: Sequence[Row], classes: Mapping[s
 class Options(Parameters):
     """Counterfactual testing's own parameters."""
 
-    generator_model: Annotated[str | None, check(check_optional_model)] = None  # None: `default_generator`
-    perturbation_levels: Annotated[list[int], check(check_levels)] = [1]
-    seed: Annotated[int, check(check_integer)] = 0  # of the new values drawn
+    generator_model: Annotated[str | None, checked_by(check_optional_model)] = None  # None: `default_generator`
+    perturbation_levels: Annotated[list[int], checked_by(check_levels)] = [1]
+    seed: Annotated[int, checked_by(check_integer)] = 0  # of the new values drawn
 
 
 class Counterfactual(Experiment[Options, Row, CounterfactualSummary]):

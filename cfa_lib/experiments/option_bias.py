@@ -37,7 +37,7 @@ from cfa_lib.experiments.outcome import (
 )
 from cfa_lib.experiments.session import Session
 from cfa_lib.models import Completion, Request
-from cfa_lib.params import Parameters, check, check_count
+from cfa_lib.params import Parameters, check_count, checked_by
 from cfa_lib.results import ResultRow
 
 
@@ -228,8 +228,8 @@ def set_aside_uncalibrated(row: Row) -> Row:
 class Options(Parameters):
     """Option bias's own parameters."""
 
-    calibration_sample: Annotated[int, check(check_count)] = CALIBRATION_QUESTIONS
-    variants: Annotated[list[str], check(answer_variants.check_variants)] = []
+    calibration_sample: Annotated[int, checked_by(check_count)] = CALIBRATION_QUESTIONS
+    variants: Annotated[list[str], checked_by(answer_variants.check_variants)] = []
 
 
 class OptionBias(Experiment[Options, Row, OptionBiasSummary]):

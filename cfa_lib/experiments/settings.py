@@ -9,7 +9,6 @@ from cfa_lib.experiments.judging import default_judges
 from cfa_lib.models import DEFAULT_MAX_CONCURRENCY
 from cfa_lib.params import (
     Parameters,
-    check,
     check_concurrency,
     check_cost_cap,
     check_dataset,
@@ -19,21 +18,22 @@ from cfa_lib.params import (
     check_model,
     check_seed,
     check_tolerance,
+    checked_by,
 )
 
 
 class Settings(Parameters):
     """Which model answers which questions, who judges, and how the engine may spend."""
 
-    model: Annotated[str, check(check_model)] = "local"
-    dataset: Annotated[str, check(check_dataset)] = "easy"
-    limit: Annotated[int | None, check(check_limit)] = 20
-    sample_seed: Annotated[int | None, check(check_seed)] = None
-    judge_model: Annotated[list[str] | None, check(check_judges)] = None  # a panel of several: their majority
-    tolerance: Annotated[float, check(check_tolerance)] = 0.02
-    max_concurrency: Annotated[int, check(check_concurrency)] = DEFAULT_MAX_CONCURRENCY  # the engine adapts below
-    batch: Annotated[bool, check(check_flag)] = False  # OpenAI's Batch API at half price (others run live)
-    max_cost_usd: Annotated[float | None, check(check_cost_cap)] = None  # stop cleanly before spending more
+    model: Annotated[str, checked_by(check_model)] = "local"
+    dataset: Annotated[str, checked_by(check_dataset)] = "easy"
+    limit: Annotated[int | None, checked_by(check_limit)] = 20
+    sample_seed: Annotated[int | None, checked_by(check_seed)] = None
+    judge_model: Annotated[list[str] | None, checked_by(check_judges)] = None  # a panel of several: their majority
+    tolerance: Annotated[float, checked_by(check_tolerance)] = 0.02
+    max_concurrency: Annotated[int, checked_by(check_concurrency)] = DEFAULT_MAX_CONCURRENCY  # the engine adapts below
+    batch: Annotated[bool, checked_by(check_flag)] = False  # OpenAI's Batch API at half price (others run live)
+    max_cost_usd: Annotated[float | None, checked_by(check_cost_cap)] = None  # stop cleanly before spending more
 
     def engine(self) -> dict[str, Any]:
         """The engine options every batch of this run is sent with."""

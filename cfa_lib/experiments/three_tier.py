@@ -36,7 +36,7 @@ from cfa_lib.experiments.settings import Settings
 from cfa_lib.experiments.three_tier_summary import LEVEL_NAMES, ThreeTierSummary, Tiered, summarize
 from cfa_lib.gold import GoldAnswer, gold_answers
 from cfa_lib.models import Completion, Request
-from cfa_lib.params import Parameters, check, check_count, check_optional_model
+from cfa_lib.params import Parameters, check_count, check_optional_model, checked_by
 from cfa_lib.results import ResultRow
 
 ERROR_CATEGORIES = ("conceptual_error", "formula_error", "assumption_error", "arithmetic_error",
@@ -232,10 +232,10 @@ def judge_agreement(items: Sequence[tuple[Row, Mapping[str, Completion]]]) -> Ju
 class Options(Parameters):
     """Three-tier grading's own parameters."""
 
-    gold_model: Annotated[str | None, check(check_optional_model)] = None  # None: the panel's first judge
-    agreement_sample: Annotated[int, check(check_count)] = 50  # auto-graded answers the judge also grades
-    agreement_seed: Annotated[int, check(check_count)] = 0
-    calibration_sample: Annotated[int, check(check_count)] = CALIBRATION_QUESTIONS
+    gold_model: Annotated[str | None, checked_by(check_optional_model)] = None  # None: the panel's first judge
+    agreement_sample: Annotated[int, checked_by(check_count)] = 50  # auto-graded answers the judge also grades
+    agreement_seed: Annotated[int, checked_by(check_count)] = 0
+    calibration_sample: Annotated[int, checked_by(check_count)] = CALIBRATION_QUESTIONS
 
 
 def open_requests(questions: Sequence[Question]) -> dict[Key, Request]:
