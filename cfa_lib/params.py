@@ -9,7 +9,6 @@ the value and the parameter's name and returns the value as the code uses it; `P
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -114,7 +113,7 @@ def check_cost_cap(max_cost_usd: Any, name: str = "max_cost_usd") -> float | Non
     if max_cost_usd is None:
         return None
     if isinstance(max_cost_usd, bool) or not isinstance(max_cost_usd, int | float) or not max_cost_usd > 0 \
-            or math.isinf(max_cost_usd):
+            or max_cost_usd == float("inf"):
         raise _fail(name, max_cost_usd, "None or a positive number of US dollars, such as 5.0")
     return float(max_cost_usd)
 
