@@ -52,7 +52,7 @@ def run_study(url: str, work: Path, limit: str, extra_env: dict[str, str]) -> fl
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from cfa_lib.experiments import FIGURES_NOTEBOOK\n"
+        "from cfa_lib.experiments.registry import FIGURES_NOTEBOOK\n"
         "from cfa_lib.publishing import pipeline\n"
         f"jobs = pipeline.plan([{MODEL!r}], 'easy', pipeline.parse_limit({limit!r}), None, {CEILING}, "
         f"Path({str(work)!r}), Path({str(work / 'results')!r}), include_reference=False)\n"

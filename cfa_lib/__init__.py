@@ -8,8 +8,9 @@ The entry points most users need are importable from the top level (loaded on fi
 * `grade_open_answer(question, response, finish_reason=None, tolerance=0.02)`: one verdict
   ("correct", "incorrect", "no_answer", "truncated", "judge") for one open answer;
 * `grade_choice(question, response, finish_reason=None)`: the same for a multiple-choice answer;
-* `load_results(path)`: any results file, ours or the original study's, with `recomputed_summary` (this
-  toolkit's rules) beside `recomputed_as_published` and the count of what changed (`regrade_changes`).
+* `load_results(path)`: any results file, ours or the original study's, as a `LoadedRun`: its typed rows,
+  `summary` (recomputed under this toolkit's rules) beside `as_published` (the file's own verdicts) and the
+  count of what changed (`regrade_changes`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ _LAZY = {
     "grade_open_answer": "cfa_lib.answers",
     "grade_choice": "cfa_lib.answers",
     "OpenGrade": "cfa_lib.answers",
-    "load_results": "cfa_lib.experiments",
+    "load_results": "cfa_lib.experiments.registry",
 }
 __all__ = ["OpenGrade", "__version__", "extract_choice", "grade_choice", "grade_open_answer", "load_dataset",
            "load_results"]
@@ -33,7 +34,7 @@ __all__ = ["OpenGrade", "__version__", "extract_choice", "grade_choice", "grade_
 if TYPE_CHECKING:
     from cfa_lib.answers import OpenGrade, extract_choice, grade_choice, grade_open_answer
     from cfa_lib.data import load_dataset
-    from cfa_lib.experiments import load_results
+    from cfa_lib.experiments.registry import load_results
 
 
 def __getattr__(name: str) -> Any:

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from cfa_lib.results import PROJECT_ROOT
+from cfa_lib.paths import DATASETS_DIR
 
 __all__ = ["DATASET_NAMES", "DatasetError", "Question", "datasets_dir", "load_dataset", "parse_row"]
 
@@ -76,7 +76,7 @@ def datasets_dir() -> Path:
     """
     override = os.environ.get(DATASETS_DIR_ENV)
     if not override:
-        return PROJECT_ROOT / "datasets" / "FinEval"
+        return DATASETS_DIR / "FinEval"
     folder = Path(override).expanduser()
     if not (folder / DATASET_FILES["easy"]).exists() and (folder / "FinEval").is_dir():
         return folder / "FinEval"

@@ -1,18 +1,23 @@
-"""Validation of notebook parameters.
+"""Validation of notebook parameters, in one place.
 
 Notebooks are run overnight through papermill; a typo must fail in the first cell, before any paid
-call, with one sentence naming the parameter, the bad value and what is accepted.
+call, with one sentence naming the parameter, the bad value and what is accepted. Each `check_*` takes
+the value and the parameter's name and returns the value as the code uses it; `Parameters` (the base of
+`Settings` and of every experiment's options) runs each field's check once, when it is built.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from cfa_lib.data import DATASET_NAMES
+from cfa_lib.results import ResultsFileError
 
 PERTURBATION_LEVELS = (1, 2, 3)
 
@@ -25,69 +30,115 @@ def _fail(name: str, value: Any, accepted: str) -> ParameterError:
     return ParameterError(f"Parameter {name}={value!r} is not valid: accepted values are {accepted}.")
 
 
-def check_dataset(dataset: Any) -> str:
+T = TypeVar("T")
+
+
+def checked_by(checker: Callable[[Any, str], Any]) -> BeforeValidator:
+    """A field's check, run before pydantic sees the value: `Annotated[int, checked_by(check_count)]`."""
+    return BeforeValidator(lambda value, info: checker(value, info.field_name))
+
+
+class Parameters(BaseModel):
+    """Parameters checked once, when built: a bad value raises the check's one-sentence `ParameterError`,
+    an unknown name one that lists the accepted names."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise self._parameter_error(exc, values) from None
+
+    @classmethod
+    def _parameter_error(cls, exc: ValidationError, values: dict[str, Any]) -> ParameterError:
+        error = exc.errors()[0]
+        raised = (error.get("ctx") or {}).get("error")
+        if isinstance(raised, ParameterError):
+            return raised
+        name = str(error["loc"][0]) if error["loc"] else "?"
+        if error["type"] == "extra_forbidden":
+            return ParameterError(f"Parameter {name}={values.get(name)!r} is not valid: accepted parameters are "
+                                  f"{', '.join(cls.model_fields)}.")
+        return _fail(name, values.get(name), error["msg"])
+
+
+def check_dataset(dataset: Any, name: str = "dataset") -> str:
     if dataset not in DATASET_NAMES:
-        raise _fail("dataset", dataset, " or ".join(repr(d) for d in DATASET_NAMES))
+        raise _fail(name, dataset, " or ".join(repr(d) for d in DATASET_NAMES))
     return dataset
 
 
-def check_limit(limit: Any) -> int | None:
+def check_limit(limit: Any, name: str = "limit") -> int | None:
     if limit is None:
         return None
     if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
-        raise _fail("limit", limit, "a positive integer, or None for the whole dataset")
+        raise _fail(name, limit, "a positive integer, or None for the whole dataset")
     return limit
 
 
-def check_seed(sample_seed: Any) -> int | None:
+def check_seed(sample_seed: Any, name: str = "sample_seed") -> int | None:
     if sample_seed is not None and (isinstance(sample_seed, bool) or not isinstance(sample_seed, int)):
-        raise _fail("sample_seed", sample_seed, "an integer, or None for the first questions in file order")
+        raise _fail(name, sample_seed, "an integer, or None for the first questions in file order")
     return sample_seed
 
 
-def check_count(name: str, value: Any) -> int:
+def check_integer(value: Any, name: str) -> int:
+    """Any whole number, such as the seed of the perturbations."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(name, value, "an integer")
+    return value
+
+
+def check_flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(name, value, "True, False")
+    return value
+
+
+def check_count(value: Any, name: str) -> int:
     """A non-negative whole number, such as the size of the judge-agreement sample."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise _fail(name, value, "a whole number of 0 or more")
     return value
 
 
-def check_tolerance(tolerance: Any) -> float:
+def check_tolerance(tolerance: Any, name: str = "tolerance") -> float:
     if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 0 < tolerance < 1:
-        raise _fail("tolerance", tolerance, "a relative tolerance above 0 and below 1, such as 0.02 for ±2%")
+        raise _fail(name, tolerance, "a relative tolerance above 0 and below 1, such as 0.02 for ±2%")
     return float(tolerance)
 
 
-def check_cost_cap(max_cost_usd: Any) -> float | None:
+def check_cost_cap(max_cost_usd: Any, name: str = "max_cost_usd") -> float | None:
     if max_cost_usd is None:
         return None
     if isinstance(max_cost_usd, bool) or not isinstance(max_cost_usd, int | float) or not max_cost_usd > 0 \
             or max_cost_usd == float("inf"):
-        raise _fail("max_cost_usd", max_cost_usd, "None or a positive number of US dollars, such as 5.0")
+        raise _fail(name, max_cost_usd, "None or a positive number of US dollars, such as 5.0")
     return float(max_cost_usd)
 
 
-def check_concurrency(max_concurrency: Any) -> int:
+def check_concurrency(max_concurrency: Any, name: str = "max_concurrency") -> int:
     if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency <= 0:
-        raise _fail("max_concurrency", max_concurrency, "a positive integer, such as 8")
+        raise _fail(name, max_concurrency, "a positive integer, such as 8")
     return max_concurrency
 
 
-def check_levels(levels: Any) -> list[int]:
+def check_levels(levels: Any, name: str = "perturbation_levels") -> list[int]:
     accepted = "a non-empty list drawn from [1, 2, 3], such as [1] or [1, 2, 3]"
     if isinstance(levels, int) and not isinstance(levels, bool) and levels in PERTURBATION_LEVELS:
         return [levels]  # `papermill -p perturbation_levels 2` passes a bare integer
     if isinstance(levels, str) and re.fullmatch(r"\s*\[?\s*\d+(\s*[,\s]\s*\d+)*\s*\]?\s*", levels):
         levels = [int(n) for n in re.findall(r"\d+", levels)]  # `-p perturbation_levels "[1, 2]"` passes text
     if not isinstance(levels, list | tuple) or not levels:
-        raise _fail("perturbation_levels", levels, accepted)
+        raise _fail(name, levels, accepted)
     for level in levels:
         if isinstance(level, bool) or not isinstance(level, int) or level not in PERTURBATION_LEVELS:
-            raise _fail("perturbation_levels", levels, accepted)
+            raise _fail(name, levels, accepted)
     return sorted(set(levels))
 
 
-def check_names(name: str, value: Any, accepted: Sequence[str]) -> list[str]:
+def check_names(value: Any, name: str, accepted: Sequence[str]) -> list[str]:
     """A list of names drawn from `accepted` (possibly empty), in the accepted order without repeats;
     papermill's `-p variants '["a", "b"]'` passes the list as text, and a bare name counts as a list of one."""
     listed = ", ".join(repr(a) for a in accepted)
@@ -122,6 +173,11 @@ def check_judges(value: Any, parameter: str = "judge_model") -> list[str] | None
     return [check_model(name, parameter) for name in names]
 
 
+def check_optional_model(name: Any, parameter: str) -> str | None:
+    """None (a default chosen later, such as the judge deriving gold answers) or a model name."""
+    return None if name is None else check_model(name, parameter)
+
+
 def check_model(name: Any, parameter: str = "model") -> str:
     """Parse the name now, so an unknown model stops the notebook before any question is asked."""
     from cfa_lib.models import ModelSpecError, parse_model_name
@@ -135,20 +191,19 @@ def check_model(name: Any, parameter: str = "model") -> str:
     return name
 
 
-def check_results_path(results_path: Any, experiment: str) -> Path | None:
-    """A results file of `experiment` that reads back cleanly, or None to run the experiment."""
-    from cfa_lib.results import ResultsFileError, load_results
-
+def check_results_path(results_path: Any, experiment: str, read: Callable[[Path], T] | None = None
+                       ) -> T | Path | None:
+    """None (run the experiment), or a results file of `experiment` read by `read` (which raises
+    ResultsFileError for a file that is missing, corrupt or of another experiment)."""
     if results_path is None:
         return None
     accepted = f"None (run the experiment) or the path of a results.json of experiment {experiment!r}"
     if not isinstance(results_path, str | Path) or not str(results_path).strip():
         raise _fail("results_path", results_path, accepted)
     try:
-        load_results(results_path, experiment)
+        return read(Path(results_path)) if read is not None else Path(results_path)
     except ResultsFileError as exc:
         raise ParameterError(
             f"Parameter results_path={str(results_path)!r} is not valid ({str(exc).rstrip('.')}): "
             f"accepted values are {accepted}."
         ) from exc
-    return Path(results_path)

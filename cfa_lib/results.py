@@ -1,7 +1,9 @@
-"""Results files: written atomically, read back with validation.
+"""Results files: written atomically, read back with their shape checked, and the typed-row base.
 
 A results file is the study's unit of evidence, so a half-written or foreign file must fail loudly
-with its path, never feed a wrong number into a figure.
+with its path, never feed a wrong number into a figure. Which experiment a file holds, and whether its
+rows carry what that experiment needs, is checked where the experiments are known
+(`cfa_lib.experiments.loading`); this module knows files, not experiments.
 """
 
 from __future__ import annotations
@@ -10,17 +12,14 @@ import json
 import os
 import re
 import tempfile
-import warnings
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
-from cfa_lib import experiments as registry
+from cfa_lib.paths import results_root
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-REFERENCE_DIR = PROJECT_ROOT / "datasets" / "reference_runs"
 
 class ResultsFileError(ValueError):
     """A results file that is missing, corrupt, truncated or of another experiment."""
@@ -50,10 +49,6 @@ class ResultRow:
     def to_dict(self) -> dict[str, Any]:
         row = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
         return {**row, **self.extra}
-
-
-def results_root() -> Path:
-    return Path(os.environ.get("CFA_RESULTS_DIR", PROJECT_ROOT / "results"))
 
 
 def safe_name(model: str) -> str:
@@ -88,8 +83,8 @@ def write_results(experiment: str, run_id: str, data: dict[str, Any]) -> Path:
     return write_json_atomic(data, results_root() / experiment / run_id / "results.json")
 
 
-def load_results(path: str | Path, experiment: str | None = None) -> dict[str, Any]:
-    """Read a results file (ours or the original study's) and check its shape and experiment."""
+def read_results(path: str | Path) -> dict[str, Any]:
+    """Read a results file (ours or the original study's) and check its shape."""
     path = Path(path)
     if not path.is_file():
         raise ResultsFileError(f"results_path {str(path)!r} does not exist or is not a file.")
@@ -106,35 +101,4 @@ def load_results(path: str | Path, experiment: str | None = None) -> dict[str, A
     for i, row in enumerate(data["results"]):
         if not isinstance(row, dict):
             raise ResultsFileError(f"{path}: results row {i} is not an object: {str(row)[:80]!r}.")
-    if experiment is not None:
-        entry = registry.experiment(experiment)
-        found = data["metadata"].get("experiment")
-        if found not in entry.file_names:
-            raise ResultsFileError(
-                f"{path} holds experiment {found!r}, not {experiment!r}: pass a results file of that experiment."
-            )
-        for i, row in enumerate(data["results"]):
-            missing = entry.module.Row.required_fields() - row.keys()
-            if missing:
-                raise ResultsFileError(f"{path}: results row {i} lacks {sorted(missing)} (corrupt or edited file?).")
     return data
-
-
-def reference_files(experiment: str) -> list[Path]:
-    return sorted(REFERENCE_DIR.glob(f"{registry.experiment(experiment).reference_prefix}*.json"))
-
-
-def latest_runs(experiment: str, root: Path | None = None) -> list[Path]:
-    """The newest results file per (model, dataset) under results/<experiment>/."""
-    newest: dict[tuple[str, str], tuple[str, Path]] = {}
-    for path in sorted((root or results_root()).glob(f"{experiment}/*/results.json")):
-        try:
-            meta = load_results(path, experiment)["metadata"]
-        except ResultsFileError as exc:
-            warnings.warn(f"skipped: {exc}", stacklevel=2)
-            continue
-        key = (str(meta.get("model")), str(meta.get("dataset")))
-        stamp = str(meta.get("timestamp", ""))
-        if key not in newest or stamp >= newest[key][0]:
-            newest[key] = (stamp, path)
-    return [path for _, path in sorted(newest.values())]

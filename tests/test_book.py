@@ -24,9 +24,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from cfa_lib.paths import PROJECT_ROOT, REFERENCE_DIR
 from cfa_lib.prompts import PROMPT_VERSION, all_prompts
 from cfa_lib.publishing import pages, scan
-from cfa_lib.results import PROJECT_ROOT, REFERENCE_DIR
 
 INJECTED = "<script>window.__cfaInjected = 1</script>"
 SCREENSHOT = PROJECT_ROOT / "artifacts" / "book_results.png"
@@ -59,12 +59,12 @@ def test_run_metadata_page_lists_the_reference_runs_with_their_tokens_and_cost(t
 
 
 def test_our_usage_is_summed_over_subject_and_judge_calls():
-    data = {"summary": {"usage": {
+    summary = {"usage": {
         "subject": {"n_calls": 16, "cache_hits": 10, "prompt_tokens": 1000, "completion_tokens": 500,
                     "cost_usd": 0.0},
         "judge": {"n_calls": 4, "cache_hits": 4, "prompt_tokens": 300, "completion_tokens": 20, "cost_usd": None},
-    }}}
-    assert pages.run_usage(data) == {"calls": 20, "cache_hits": 14, "tokens": 1820, "cost_usd": None}
+    }}
+    assert pages.run_usage(summary) == {"calls": 20, "cache_hits": 14, "tokens": 1820, "cost_usd": None}
 
 
 def test_secret_values_are_found_by_variable_name_without_printing_them(tmp_path):

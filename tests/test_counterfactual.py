@@ -7,7 +7,9 @@ import json
 import pytest
 
 from cfa_lib.experiments import counterfactual as cf
-from cfa_lib.results import REFERENCE_DIR
+from cfa_lib.experiments.counterfactual_summary import summarize
+from cfa_lib.experiments.loading import load_run
+from cfa_lib.paths import REFERENCE_DIR
 
 
 def row(original: bool | None, *perturbed: bool | None, level: int = 1) -> dict:
@@ -17,44 +19,44 @@ def row(original: bool | None, *perturbed: bool | None, level: int = 1) -> dict:
 
 def test_metrics_on_a_hand_made_run() -> None:
     rows = [row(True, True), row(True, False), row(False, False), row(True, None), row(False, True)]
-    s = cf.summarize([cf.Row.from_dict(row) for row in rows], [1])
-    level = s["perturbation_levels"]["1"]
-    assert level["n_valid"] == 4 and level["n_paired"] == 4
-    assert level["accuracy_original_on_valid"] == 0.5 and level["accuracy"] == 0.5
-    assert level["memorization_gap"] == 0.0 and level["consistency_score"] == 1.0
-    assert (level["mcnemar_test"]["b"], level["mcnemar_test"]["c"]) == (1, 1)
-    assert s["accuracy_original"] == 0.6 and s["n_tested"] == 4
-    assert s["robust_accuracy"] == 0.25  # right on the original and on every valid perturbation
-    assert s["memorization_suspect"] == 0.25
+    s = summarize([cf.Row.from_dict(row) for row in rows], [1])
+    level = s.perturbation_levels["1"]
+    assert level.n_valid == 4 and level.n_paired == 4
+    assert level.accuracy_original_on_valid == 0.5 and level.accuracy == 0.5
+    assert level.memorization_gap == 0.0 and level.consistency_score == 1.0
+    assert (level.mcnemar_test.b, level.mcnemar_test.c) == (1, 1)
+    assert s.accuracy_original == 0.6 and s.n_tested == 4
+    assert s.robust_accuracy == 0.25  # right on the original and on every valid perturbation
+    assert s.memorization_suspect == 0.25
     # The study's formulas: all originals minus the perturbed; untested questions counted as robust.
-    assert level["memorization_gap_as_published"] == pytest.approx(0.1)
-    assert s["as_published"]["robust_accuracy"] == 0.4
+    assert level.memorization_gap_as_published == pytest.approx(0.1)
+    assert s.as_published.robust_accuracy == 0.4
 
 
 @pytest.mark.parametrize("model", ["gpt-4o-mini", "gpt-5-mini"])
 def test_reference_runs_recompute_their_own_summary(model: str) -> None:
     path = REFERENCE_DIR / f"I1_counterfactual_{model}.json"
-    mine, theirs = cf.load(path)["recomputed_as_published"], json.loads(path.read_text())["summary"]
-    level, their_level = mine["perturbation_levels"]["1"], theirs["perturbation_levels"]["1"]
-    assert round(mine["accuracy_original"], 4) == theirs["accuracy_original"]
-    assert level["n_valid"] == their_level["n_valid"]
-    assert round(level["accuracy"], 4) == their_level["accuracy"]
-    assert round(level["memorization_gap_as_published"], 4) == their_level["memorization_gap"]
-    assert round(mine["as_published"]["robust_accuracy"], 4) == theirs["robust_accuracy"]
-    assert round(mine["as_published"]["memorization_suspect"], 4) == theirs["memorization_suspect"]
+    mine, theirs = load_run(cf.COUNTERFACTUAL, path).as_published, json.loads(path.read_text())["summary"]
+    level, their_level = mine.perturbation_levels["1"], theirs["perturbation_levels"]["1"]
+    assert round(mine.accuracy_original, 4) == theirs["accuracy_original"]
+    assert level.n_valid == their_level["n_valid"]
+    assert round(level.accuracy, 4) == their_level["accuracy"]
+    assert round(level.memorization_gap_as_published, 4) == their_level["memorization_gap"]
+    assert round(mine.as_published.robust_accuracy, 4) == theirs["robust_accuracy"]
+    assert round(mine.as_published.memorization_suspect, 4) == theirs["memorization_suspect"]
     # On the same questions the gap is smaller for gpt-4o-mini: 17.1 pp, not the published 18.6 pp.
     if model == "gpt-4o-mini":
-        assert round(level["memorization_gap"], 3) == 0.171
+        assert round(level.memorization_gap, 3) == 0.171
 
 
 @pytest.mark.parametrize("model, unchanged, said, valid, gap", [
     ("gpt-4o-mini", 216, 45, 441, 0.249), ("gpt-5-mini", 193, 34, 411, 0.482)])
 def test_reference_runs_regraded_drop_perturbations_that_changed_nothing(model, unchanged, said, valid, gap) -> None:
     """A third of the study's "valid" level-1 perturbations recorded no change (easy_0: changes_made [])."""
-    data = cf.load(REFERENCE_DIR / f"I1_counterfactual_{model}.json")
-    assert data["regrade_changes"] == {"no recorded change": unchanged, "the change list says nothing changed": said}
-    level = data["recomputed_summary"]["perturbation_levels"]["1"]
-    assert level["n_valid"] == valid and round(level["memorization_gap"], 3) == gap
+    run = load_run(cf.COUNTERFACTUAL, REFERENCE_DIR / f"I1_counterfactual_{model}.json")
+    assert run.regrade_changes == {"no recorded change": unchanged, "the change list says nothing changed": said}
+    level = run.summary.perturbation_levels["1"]
+    assert level.n_valid == valid and round(level.memorization_gap, 3) == gap
 
 
 def test_a_change_list_that_names_a_change_keeps_the_perturbation() -> None:

@@ -6,7 +6,6 @@ import pytest
 
 from cfa_lib.data import load_dataset
 from cfa_lib.experiments import option_bias as ob
-from cfa_lib.experiments.common import Settings
 from cfa_lib.experiments.judging import (
     CalibrationItem,
     calibrate,
@@ -15,6 +14,7 @@ from cfa_lib.experiments.judging import (
     majority,
     paraphrase,
 )
+from cfa_lib.experiments.settings import Settings
 
 EASY = {q.id: q for q in load_dataset("easy", limit=12)}
 
@@ -49,20 +49,21 @@ def test_sensitivity_specificity_and_the_judge_corrected_accuracy() -> None:
     items = [CalibrationItem(q, "x", True, "key")] * 10 + [CalibrationItem(q, "y", False, "distractor")] * 10
     verdicts = [True] * 9 + [False] + [False] * 8 + [True] * 2
     result = calibrate(items, verdicts, [True] * 30 + [False] * 20)
-    assert (result["sensitivity"], result["specificity"], result["passed"]) == (0.9, 0.8, True)
-    assert result["corrected_accuracy"] == pytest.approx(0.4 / 0.7)
-    low, high = result["corrected_accuracy_ci"]
+    assert (result.sensitivity, result.specificity, result.passed) == (0.9, 0.8, True)
+    assert result.corrected_accuracy == pytest.approx(0.4 / 0.7)
+    low, high = result.corrected_accuracy_ci
     assert low < 0.4 / 0.7 < high
     failing = calibrate(items, [True] * 20, [True] * 5)  # says "correct" to everything: specificity 0
-    assert failing["specificity"] == 0.0 and not failing["passed"] and failing["corrected_accuracy"] is None
+    assert failing.specificity == 0.0 and not failing.passed and failing.corrected_accuracy is None
 
 
 def test_verdicts_of_a_judge_that_failed_calibration_are_set_aside() -> None:
     row = ob.Row(question_id="easy_0", correct_with_options=True, correct_without_options=True,
-                 judge_verdict=ob.JUDGE_CORRECT, judge_reasoning="Same premium.", option_biased=False)
+                 judge_verdict="JUDGE_CORRECT", judge_reasoning="Same premium.", option_biased=False)
     aside = ob.set_aside_uncalibrated(row)
-    assert aside.judge_verdict == ob.JUDGE_UNCALIBRATED and aside.correct_without_options is None
-    assert ob.exclusion_reason(aside) == ob.JUDGE_UNCALIBRATED and "failed calibration" in aside.judge_reasoning
+    assert aside.judge_verdict == "JUDGE_UNCALIBRATED" and aside.correct_without_options is None
+    assert aside.without_options.excluded == "judge_uncalibrated" and aside.pair.exclusion == "JUDGE_UNCALIBRATED"
+    assert "failed calibration" in aside.judge_reasoning and aside.option_biased is None
 
 
 def test_the_judge_matches_the_final_answer_against_the_correct_options_text() -> None:

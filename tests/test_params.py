@@ -28,4 +28,18 @@ def test_limit_tolerance_and_counts() -> None:
         with pytest.raises(params.ParameterError):
             check(bad)
     with pytest.raises(params.ParameterError, match="agreement_sample=-1"):
-        params.check_count("agreement_sample", -1)
+        params.check_count(-1, "agreement_sample")
+
+
+def test_options_are_checked_once_when_built_with_one_sentence_errors() -> None:
+    from cfa_lib.experiments.counterfactual import COUNTERFACTUAL
+    from cfa_lib.experiments.option_bias import OPTION_BIAS
+    from cfa_lib.experiments.three_tier import THREE_TIER
+
+    assert COUNTERFACTUAL.Options(perturbation_levels="[2, 1]").perturbation_levels == [1, 2]  # papermill's text
+    assert OPTION_BIAS.Options(variants="shuffled").variants == ["shuffled"]
+    with pytest.raises(params.ParameterError, match=r"^Parameter agreement_sample=-1 is not valid: accepted values"):
+        THREE_TIER.Options(agreement_sample=-1)
+    with pytest.raises(params.ParameterError, match=r"^Parameter varaints=\[\] is not valid: accepted parameters "
+                                                    r"are calibration_sample, variants\.$"):
+        OPTION_BIAS.Options(varaints=[])

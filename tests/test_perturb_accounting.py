@@ -7,13 +7,13 @@ import json
 import pytest
 
 from cfa_lib.data import questions_by_id
+from cfa_lib.paths import PROJECT_ROOT
 from cfa_lib.perturbation import load_templates
 from cfa_lib.perturbation.__main__ import main
 from cfa_lib.perturbation.census import read_reasons
 from cfa_lib.perturbation.number_text import find_numbers
 from cfa_lib.perturbation.review import read_review, reviewed_rate
 from cfa_lib.perturbation.templates import Template, TemplateError, verify_template
-from cfa_lib.results import PROJECT_ROOT
 from cfa_lib.stats import wilson_interval
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from cfa_lib.experiments import EXPERIMENTS, FIGURES_NOTEBOOK
+from cfa_lib.experiments.registry import EXPERIMENTS, FIGURES_NOTEBOOK
+from cfa_lib.paths import PROJECT_ROOT
 from cfa_lib.publishing import notebooks, pages, pipeline, toc
-from cfa_lib.report import figures, tables
-from cfa_lib.results import PROJECT_ROOT
+from cfa_lib.report import figures, paper_tables
 
 
 @pytest.mark.parametrize("file_name", sorted(notebooks.SOURCES))
@@ -33,7 +33,7 @@ def test_committed_toc_is_what_the_generator_writes():
 
 
 def test_every_table_and_figure_of_the_registry_is_drawn_and_nothing_else():
-    assert {t for e in EXPERIMENTS.values() for t in e.tables} == set(tables.TABLES)
+    assert {t for e in EXPERIMENTS.values() for t in e.tables} == set(paper_tables.TABLES)
     assert {f for e in EXPERIMENTS.values() for f in e.figures} == set(figures.FIGURES)
 
 

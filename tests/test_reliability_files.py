@@ -16,11 +16,13 @@ from reliability_plugin import FAKE_MODEL, ROOT, fake_server, first_error, paper
 from reliability_report import record
 
 from cfa_lib.data import DatasetError
-from cfa_lib.experiments import option_bias
-from cfa_lib.experiments.common import Settings
+from cfa_lib.experiments.loading import latest_runs, load_run
+from cfa_lib.experiments.option_bias import OPTION_BIAS
+from cfa_lib.experiments.registry import EXPERIMENTS
+from cfa_lib.experiments.settings import Settings
 from cfa_lib.models import get_client
 from cfa_lib.models.errors import CacheError
-from cfa_lib.results import ResultsFileError, latest_runs, load_results, write_json_atomic, write_results
+from cfa_lib.results import ResultsFileError, write_json_atomic, write_results
 
 REFERENCE = ROOT / "datasets" / "reference_runs" / "A5_option_bias_gpt-4o-mini.json"
 EASY = ROOT / "datasets" / "FinEval" / "CFA_Easy.json"
@@ -57,14 +59,14 @@ def test_a_damaged_results_file_is_rejected_by_name(tmp_path: Path, damage, frag
     path = tmp_path / "results.json"
     path.write_text(damage(REFERENCE.read_text(encoding="utf-8")), encoding="utf-8", errors="surrogateescape")
     with pytest.raises(ResultsFileError) as caught:
-        option_bias.load(path)
+        load_run(OPTION_BIAS, path)
     assert str(path) in str(caught.value) and fragment in str(caught.value)
 
 
 def test_the_reference_runs_still_load() -> None:
-    for experiment, prefix in (("option_bias", "A5"), ("three_tier", "A1"), ("counterfactual", "I1")):
-        for path in (ROOT / "datasets" / "reference_runs").glob(f"{prefix}_*.json"):
-            assert load_results(path, experiment)["results"]
+    for experiment in EXPERIMENTS.values():
+        for path in (ROOT / "datasets" / "reference_runs").glob(f"{experiment.reference_prefix}*.json"):
+            assert load_run(experiment, path).rows
 
 
 def test_a_damaged_file_among_runs_is_skipped_with_a_warning_naming_it(tmp_path: Path) -> None:
@@ -75,7 +77,7 @@ def test_a_damaged_file_among_runs_is_skipped_with_a_warning_naming_it(tmp_path:
     bad.parent.mkdir(parents=True)
     bad.write_text(REFERENCE.read_text()[:500])
     with pytest.warns(UserWarning, match=str(bad)):
-        assert latest_runs("option_bias", tmp_path) == [good]
+        assert latest_runs(OPTION_BIAS, tmp_path) == [good]
 
 
 # -- dataset and cache files -----------------------------------------------------------------------------

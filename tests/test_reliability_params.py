@@ -13,7 +13,9 @@ from reliability_plugin import FAKE_MODEL, ROOT, fake_server, first_error, paper
 from reliability_report import record
 
 from cfa_lib import params
-from cfa_lib.experiments.common import Settings
+from cfa_lib.experiments.execute import run_or_load
+from cfa_lib.experiments.registry import EXPERIMENTS
+from cfa_lib.experiments.settings import Settings
 
 REFERENCE = ROOT / "datasets" / "reference_runs"
 NOTEBOOK = {"01": "01_option_bias.ipynb", "02": "02_three_tier.ipynb", "03": "03_counterfactual.ipynb"}
@@ -164,14 +166,9 @@ def test_the_run_cell_rejects_before_the_estimate(tmp_path: Path, monkeypatch: p
                                                   settings: dict[str, Any], options: dict[str, Any],
                                                   fragment: str) -> None:
     """The notebooks' run cell, in-process: nothing is estimated, asked or written for a bad value."""
-    import importlib
-
-    from cfa_lib.experiments.common import run_or_load
-
-    module = importlib.import_module(f"cfa_lib.experiments.{experiment}")
     monkeypatch.setenv("CFA_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.setenv("CFA_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(params.ParameterError) as caught:
-        run_or_load(module, Settings(**{"model": FAKE_MODEL, **settings}), None, **options)
+        run_or_load(EXPERIMENTS[experiment], Settings(**{"model": FAKE_MODEL, **settings}), None, **options)
     assert str(caught.value).startswith(fragment)
     assert not (tmp_path / "results").exists() and not (tmp_path / "cache").exists()

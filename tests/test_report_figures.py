@@ -12,53 +12,55 @@ import pytest  # noqa: E402
 from matplotlib.container import BarContainer  # noqa: E402
 from PIL import Image  # noqa: E402
 
+from cfa_lib import stats  # noqa: E402
+from cfa_lib.experiments.counterfactual import COUNTERFACTUAL as COUNTERFACTUAL_EXPERIMENT  # noqa: E402
+from cfa_lib.experiments.counterfactual_summary import summarize as summarize_counterfactual  # noqa: E402
+from cfa_lib.experiments.loading import load_run  # noqa: E402
+from cfa_lib.experiments.option_bias import OPTION_BIAS as OPTION_BIAS_EXPERIMENT  # noqa: E402
+from cfa_lib.experiments.three_tier import THREE_TIER as THREE_TIER_EXPERIMENT  # noqa: E402
+from cfa_lib.paths import REFERENCE_DIR  # noqa: E402
 from cfa_lib.report import figures  # noqa: E402
 from cfa_lib.report.format import format_p  # noqa: E402
 
-# The two reference runs' recomputed summaries (rounded), typed in so the figures are tested alone.
+
+def reference(experiment, file_name: str):
+    """An original study's run, its summary recomputed from its own rows as published."""
+    return load_run(experiment, REFERENCE_DIR / file_name).as_published
+
+
+def three_tier_rows(levels: list[str], categories: list[str]) -> list:
+    """Three-tier rows of these levels; each Level C answer takes the next error category."""
+    causes = iter(categories)
+    return [THREE_TIER_EXPERIMENT.Row(question_id=f"easy_{i}", level=level, evaluation={"auto_graded": True},
+                                      error_attribution={"error_category": next(causes)} if level == "incorrect"
+                                      else None) for i, level in enumerate(levels)]
+
+
+def counterfactual_rows(originals: list[bool], *levels: dict[int, bool]) -> list:
+    """Counterfactual rows: each question's original outcome and its answered perturbations by level."""
+    return [COUNTERFACTUAL_EXPERIMENT.Row(original={"correct": original, "answer": "A"}, correct_answer="A",
+                                          perturbations=[{"level": level, "valid": True, "correct": correct}
+                                                         for level, correct in perturbed.items()])
+            for original, perturbed in zip(originals, levels, strict=True)]
+
+
 OPTION_BIAS = {
-    "gpt-4o-mini (reference)": {
-        "n_paired": 1032, "accuracy_with_options": 0.8256, "accuracy_without_options": 0.8062,
-        "accuracy_with_options_ci": [0.8012, 0.8475], "accuracy_without_options_ci": [0.7809, 0.8292],
-        "option_bias": 0.0194, "option_bias_ci": [-0.0126, 0.0514],
-        "mcnemar_test": {"b": 147, "c": 127, "chi2": 1.3175, "p_value": 0.2510, "significant": False},
-    },
-    "gpt-5-mini (reference)": {
-        "n_paired": 1032, "accuracy_with_options": 0.9283, "accuracy_without_options": 0.8634,
-        "accuracy_with_options_ci": [0.9109, 0.9425], "accuracy_without_options_ci": [0.8411, 0.8830],
-        "option_bias": 0.0649, "option_bias_ci": [0.0407, 0.0891],
-        "mcnemar_test": {"b": 117, "c": 50, "chi2": 26.0838, "p_value": 3.3e-07, "significant": True},
-    },
+    "gpt-4o-mini (reference)": reference(OPTION_BIAS_EXPERIMENT, "A5_option_bias_gpt-4o-mini.json"),
+    "gpt-5-mini (reference)": reference(OPTION_BIAS_EXPERIMENT, "A5_option_bias_gpt-5-mini.json"),
 }
 THREE_TIER = {
-    "gpt-4o-mini (reference)": {
-        "n_graded": 1032, "level_rates": {"exact": 0.2452, "directional": 0.2151, "incorrect": 0.5397},
-        "strict_accuracy": 0.2452, "strict_accuracy_ci": [0.2199, 0.2723],
-        "lenient_accuracy": 0.4603, "lenient_accuracy_ci": [0.4301, 0.4908],
-        "error_categories": {"conceptual_error": 383, "incomplete_reasoning": 60, "assumption_error": 59,
-                             "unknown": 35, "reading_error": 12, "arithmetic_error": 7, "formula_error": 1},
-    },
-    "local": {
-        "n_graded": 8, "level_rates": {"exact": 0.125, "directional": 0.0, "incorrect": 0.875},
-        "strict_accuracy": 0.125, "strict_accuracy_ci": [0.0224, 0.4709],
-        "lenient_accuracy": 0.125, "lenient_accuracy_ci": [0.0224, 0.4709],
-        "error_categories": {"conceptual_error": 5, "arithmetic_error": 2},
-    },
+    "gpt-4o-mini (reference)": reference(THREE_TIER_EXPERIMENT, "A1_open_ended_gpt-4o-mini.json"),
+    # 1 of 8 exact; the seven C answers: five conceptual errors, two arithmetic errors
+    "local": THREE_TIER_EXPERIMENT.summarize(three_tier_rows(
+        ["exact"] + ["incorrect"] * 7, ["conceptual_error"] * 5 + ["arithmetic_error"] * 2), {}),
 }
 COUNTERFACTUAL = {
-    "local": {
-        "accuracy_original": 0.5,
-        "perturbation_levels": {
-            "1": {"n_valid": 6, "accuracy": 0.1667, "accuracy_ci": [0.03, 0.56], "accuracy_original_on_valid": 0.5,
-                  "memorization_gap": 0.3333},
-            "2": {"n_valid": 4, "accuracy": 0.25, "accuracy_ci": [0.05, 0.7], "accuracy_original_on_valid": 0.5,
-                  "memorization_gap": 0.25},
-        },
-    },
-    "gpt-4o-mini (reference)": {
-        "accuracy_original": 0.8236,
-        "perturbation_levels": {"1": {"n_valid": 702, "accuracy": 0.6382, "memorization_gap": 0.1855}},
-    },
+    # level 1: six perturbations of originals half right, one still right; level 2: four, one still right
+    "local": summarize_counterfactual(counterfactual_rows(
+        [True, True, True, False, False, False],
+        {1: True, 2: True}, {1: False, 2: False}, {1: False}, {1: False, 2: False}, {1: False, 2: False}, {1: False}),
+        [1, 2]),
+    "gpt-4o-mini (reference)": reference(COUNTERFACTUAL_EXPERIMENT, "I1_counterfactual_gpt-4o-mini.json"),
 }
 
 
@@ -96,22 +98,25 @@ def test_three_tier_figure_stacks_three_levels_per_model_ending_at_strict_and_le
     found = bars(fig)
     assert len(found) == 6
     exact, directional = found[0], found[2]  # level by level: exact (two models), directional, incorrect
-    assert exact.get_width() == pytest.approx(24.52)
-    assert directional.get_x() + directional.get_width() == pytest.approx(46.03)  # lenient accuracy
+    assert exact.get_width() == pytest.approx(100 * 253 / 1032)
+    assert directional.get_x() + directional.get_width() == pytest.approx(100 * 475 / 1032)  # lenient accuracy
     assert "strict 24.5%\nlenient 46.0%" in texts(fig)
     assert "strict 12.5%\nlenient 12.5%" in texts(fig)
     assert len(fig.axes[0].get_yticklabels()) == 2
 
 
-def test_counterfactual_figure_pairs_original_and_perturbed_per_level_and_says_when_originals_differ():
+def test_counterfactual_figure_pairs_original_and_perturbed_on_the_same_questions_per_level():
     fig = figures.counterfactual_figure(COUNTERFACTUAL)
     assert len(bars(fig)) == 6  # local: levels 1 and 2, reference: level 1; two bars each
+    heights = [round(b.get_height(), 2) for b in bars(fig)]
+    assert heights == [50.0, 50.0, 80.91, 16.67, 25.0, 63.82]  # originals, then perturbed, group by group
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert ticks[0] == "local\nlevel 1: one\nnumber\nchanged\n(n = 6)"
     assert ticks[2] == "gpt-4o-mini\n(reference)\nlevel 1: one\nnumber\nchanged\n(n = 702)"
-    assert "gap\n+18.6 pp" in texts(fig) and "gap\n+33.3 pp" in texts(fig)
+    # the study's file printed 18.6 pp against all originals; on the same questions the gap is 17.1 pp
+    assert "gap\n+17.1 pp" in texts(fig) and "gap\n+33.3 pp" in texts(fig) and "gap\n+25.0 pp" in texts(fig)
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert legend == ["original question (all questions)", "perturbed question"]
+    assert legend == ["original question", "perturbed question"]
 
 
 def test_error_categories_figure_has_one_bar_per_category_and_model_as_shares_of_level_c():
@@ -138,13 +143,16 @@ def test_every_figure_is_saved_as_non_empty_png_and_pdf(tmp_path, draw, summarie
         assert image.size[0] >= 900 and image.size[1] >= 300  # 300 dpi: sharp in print
 
 
+NO_VALID_PERTURBATION = summarize_counterfactual(counterfactual_rows([True], {}), [1])
+
+
 def test_no_runs_is_a_clear_error_but_an_empty_run_says_why_it_is_empty():
     with pytest.raises(ValueError, match="No option-bias runs"):
         figures.option_bias_figure({})
-    empty = figures.counterfactual_figure({"local": {"accuracy_original": 0.5, "perturbation_levels": {
-        "1": {"n_valid": 0, "n_paired": 0, "accuracy": None}}}})
+    empty = figures.counterfactual_figure({"local": NO_VALID_PERTURBATION})
     assert "No valid perturbation" in empty.axes[0].texts[0].get_text()
-    no_c = figures.error_categories_figure({"local": {"error_categories": {}}})
+    all_exact = THREE_TIER_EXPERIMENT.summarize(three_tier_rows(["exact", "exact"], []), {})
+    no_c = figures.error_categories_figure({"local": all_exact})
     assert "No Level C answers" in no_c.axes[0].texts[0].get_text()
 
 
@@ -155,33 +163,23 @@ def test_p_values_print_as_a_paper_prints_them():
 
 
 def test_counterfactual_figure_names_the_runs_it_cannot_show():
-    fig = figures.counterfactual_figure({
-        **COUNTERFACTUAL,
-        "local": {"accuracy_original": 0.5, "perturbation_levels": {"1": {"n_valid": 0, "n_paired": 0}}},
-    })
+    fig = figures.counterfactual_figure({**COUNTERFACTUAL, "local": NO_VALID_PERTURBATION})
     assert fig.axes[0].get_xlabel() == "No valid perturbation answered: local (level 1)"
 
 
 def test_three_tier_figure_draws_a_run_with_no_exact_answer() -> None:
     """0 of 3 exact: the Wilson interval starts exactly at 0, so its error bar is never negative."""
-    from cfa_lib import stats
-    from cfa_lib.report import figures as report_figures
-
-    ci = list(stats.wilson_interval(0, 3))
-    assert ci[0] == 0.0
-    summary = {"n_graded": 3, "level_distribution": {"exact": 0, "directional": 0, "incorrect": 3},
-               "level_rates": {"exact": 0.0, "directional": 0.0, "incorrect": 1.0},
-               "strict_accuracy": 0.0, "strict_accuracy_ci": ci, "lenient_accuracy": 0.0, "lenient_accuracy_ci": ci}
-    assert report_figures.three_tier_figure({"local": summary}) is not None
+    summary = THREE_TIER_EXPERIMENT.summarize(three_tier_rows(["incorrect"] * 3, ["conceptual_error"] * 3), {})
+    assert summary.strict_accuracy_ci == stats.wilson_interval(0, 3) and summary.strict_accuracy_ci[0] == 0.0
+    assert figures.three_tier_figure({"local": summary}) is not None
 
 
 def test_option_bias_figure_says_why_a_run_without_pairs_has_no_bars() -> None:
-    from cfa_lib.report import figures as report_figures
-
-    empty = {"n_paired": 0, "accuracy_with_options": None, "accuracy_without_options": None,
-             "accuracy_with_options_ci": None, "accuracy_without_options_ci": None, "mcnemar_test": {}}
-    full = {"n_paired": 10, "accuracy_with_options": 0.8, "accuracy_without_options": 0.6,
-            "accuracy_with_options_ci": [0.49, 0.94], "accuracy_without_options_ci": [0.31, 0.83],
-            "option_bias": 0.2, "option_bias_ci": [0.0, 0.4], "mcnemar_test": {"p_value": 0.5}}
-    assert report_figures.option_bias_figure({"local": empty}) is not None
-    assert report_figures.option_bias_figure({"local": empty, "gpt": full}) is not None
+    failed = OPTION_BIAS_EXPERIMENT.Row(question_id="easy_0", correct_with_options=True,
+                                        correct_without_options=None, judge_verdict="MODEL_FAILED")
+    empty = OPTION_BIAS_EXPERIMENT.summarize([failed], {})
+    assert empty.n_paired == 0 and empty.excluded_reasons == {"MODEL_FAILED": 1}
+    alone = figures.option_bias_figure({"local": empty})
+    assert "No question of local has a graded answer in both formats" in alone.axes[0].texts[0].get_text()
+    beside = figures.option_bias_figure({"local": empty, **OPTION_BIAS})
+    assert len(bars(beside)) == 4  # the empty run has no bars, the others keep theirs

@@ -9,9 +9,14 @@ import shutil
 import pandas as pd
 import pytest
 
+from cfa_lib.experiments.counterfactual import COUNTERFACTUAL
+from cfa_lib.experiments.counterfactual_summary import summarize as summarize_counterfactual
+from cfa_lib.experiments.loading import load_run
+from cfa_lib.experiments.option_bias import OPTION_BIAS
+from cfa_lib.paths import REFERENCE_DIR
+from cfa_lib.report import notebook_tables, paper_tables
 from cfa_lib.report import runs as report_runs
-from cfa_lib.report import tables
-from cfa_lib.results import REFERENCE_DIR, ResultsFileError
+from cfa_lib.results import ResultsFileError
 
 
 def file_summary(name: str) -> dict:
@@ -32,7 +37,7 @@ def test_reference_runs_are_labelled_as_imported(reference_option_bias):
 
 
 def test_p1_option_bias_table_reproduces_the_reference_runs_own_summaries(reference_option_bias):
-    table = tables.option_bias_table(report_runs.summaries(reference_option_bias), numeric=True)
+    table = paper_tables.option_bias_table(report_runs.summaries(reference_option_bias), numeric=True)
     for label, name in (("gpt-4o-mini (reference, as published)", "A5_option_bias_gpt-4o-mini.json"),
                         ("gpt-5-mini (reference, as published)", "A5_option_bias_gpt-5-mini.json")):
         own, column = file_summary(name), table[label]
@@ -47,7 +52,7 @@ def test_p1_option_bias_table_reproduces_the_reference_runs_own_summaries(refere
 
 
 def test_p1_option_bias_table_prints_the_papers_numbers(reference_option_bias):
-    table = tables.option_bias_table(report_runs.summaries(reference_option_bias))
+    table = paper_tables.option_bias_table(report_runs.summaries(reference_option_bias))
     mini = table["gpt-4o-mini (reference, as published)"]
     assert (mini["accuracy with options"], mini["accuracy without options"]) == ("82.6%", "80.6%")
     assert mini["option bias (pp)"] == "+1.9"
@@ -61,14 +66,14 @@ def test_p1_option_bias_table_prints_the_papers_numbers(reference_option_bias):
 
 def test_p1_three_tier_table_reproduces_the_reference_levels(tmp_path):
     runs = report_runs.collect_runs("three_tier", tmp_path, include_reference=True)
-    table = tables.three_tier_table(report_runs.summaries(runs))
+    table = paper_tables.three_tier_table(report_runs.summaries(runs))
     mini = table["gpt-4o-mini (reference, as published)"]
     assert (mini["Level A exact"], mini["Level B directional"], mini["Level C incorrect"]) == (
         "253 (24.5%)", "222 (21.5%)", "557 (54.0%)")
     assert (mini["strict accuracy (A)"], mini["lenient accuracy (A + B)"]) == ("24.5%", "46.0%")
     assert table["gpt-5-mini (reference, as published)"]["lenient accuracy (A + B)"] == "64.1%"
     assert table["gpt-4o-mini (reference, re-graded)"]["Level A exact"] == "241 (24.3%)"
-    numeric = tables.three_tier_table(report_runs.summaries(runs), numeric=True)
+    numeric = paper_tables.three_tier_table(report_runs.summaries(runs), numeric=True)
     own = file_summary("A1_open_ended_gpt-5-mini.json")
     assert numeric["gpt-5-mini (reference, as published)"]["strict accuracy (A)"] == pytest.approx(
         own["strict_accuracy"], abs=5e-5)
@@ -76,21 +81,29 @@ def test_p1_three_tier_table_reproduces_the_reference_levels(tmp_path):
 
 def test_error_category_table_gives_counts_and_shares_of_level_c(tmp_path):
     runs = report_runs.collect_runs("three_tier", tmp_path, include_reference=True)
-    table = tables.error_category_table(report_runs.summaries(runs))
+    table = paper_tables.error_category_table(report_runs.summaries(runs))
     assert table.loc["Conceptual error", "gpt-4o-mini (reference, as published)"] == "383 (68.8%)"
     assert table.loc["Formula error", "gpt-5-mini (reference, as published)"] == "0"
     assert table.index[-1] == "Unknown"
 
 
-def test_counterfactual_table_has_one_block_per_level_from_plain_summaries():
-    summary = {"accuracy_original": 0.5, "accuracy_original_ci": [0.22, 0.78], "robust_accuracy": 0.25,
-               "memorization_suspect": 0.25,
-               "perturbation_levels": {"1": {"n_valid": 6, "accuracy": 1 / 6, "accuracy_original_on_valid": 0.5,
-                                             "memorization_gap": 1 / 3}}}
-    table = tables.counterfactual_table({"local": summary})
+def counterfactual_rows(*cells: tuple[bool, bool | None]) -> list:
+    """Counterfactual rows of (original correct, level-1 perturbation correct; None: no valid perturbation)."""
+    return [COUNTERFACTUAL.Row(original={"correct": original, "answer": "A"}, correct_answer="A",
+                               perturbations=[{"level": 1, "valid": perturbed is not None, "correct": perturbed}])
+            for original, perturbed in cells]
+
+
+def test_counterfactual_table_has_one_block_per_level():
+    """Six valid perturbations of originals half right: one stays right, so the gap is 3/6 − 1/6."""
+    rows = counterfactual_rows((True, True), (True, False), (True, False), (False, False), (False, False),
+                               (False, False), (True, None), (False, None))
+    table = paper_tables.counterfactual_table({"local": summarize_counterfactual(rows, [1])})
+    assert table.loc["level 1 (one number changed): valid perturbations", "local"] == "6"
     assert table.loc["level 1 (one number changed): memorization gap (pp)", "local"] == "+33.3"
     assert table.loc["level 1 (one number changed): perturbed accuracy", "local"] == "16.7%"
-    assert table.loc["robust accuracy", "local"] == "25.0%"
+    assert table.loc["robust accuracy", "local"] == "16.7%"  # of the six tested questions
+    assert table.loc["accuracy on original questions", "local"] == "50.0%"
 
 
 def our_run(results_dir, model: str, dataset: str, stamp: str, rows: int = 40) -> None:
@@ -112,11 +125,11 @@ def test_our_latest_runs_come_first_and_are_labelled_by_dataset_when_datasets_di
     assert labels == ["local · challenge", "local · easy", "gpt-4o-mini · easy (reference, as published)",
                       "gpt-4o-mini · easy (reference, re-graded)", "gpt-5-mini · easy (reference, as published)",
                       "gpt-5-mini · easy (reference, re-graded)"]
-    assert runs[1].source == "this toolkit" and runs[1].summary["n_paired"] == 40
+    assert runs[1].source == "this toolkit" and runs[1].summary.n_paired == 40
 
 
 def test_tables_are_written_as_csv_with_raw_values(tmp_path, reference_option_bias):
-    shown = tables.table("table_p1_option_bias", {"option_bias": reference_option_bias}, tmp_path / "tables")
+    shown = paper_tables.table("table_p1_option_bias", {"option_bias": reference_option_bias}, tmp_path / "tables")
     assert shown.loc["accuracy with options", "gpt-4o-mini (reference, as published)"] == "82.6%"
     csv = pd.read_csv(tmp_path / "tables" / "table_p1_option_bias.csv", index_col=0)
     assert float(csv.loc["McNemar b (right only with options)", "gpt-4o-mini (reference, as published)"]) == 147
@@ -131,7 +144,7 @@ def test_model_text_is_escaped_when_an_example_table_is_rendered(tmp_path):
     biased["answer_without"] = "<script>alert('x')</script> 8.15%"
     path.write_text(json.dumps(data), encoding="utf-8")
     runs = report_runs.collect_runs("option_bias", tmp_path, include_reference=False)
-    html = tables.biased_examples(runs)._repr_html_()
+    html = paper_tables.biased_examples(runs)._repr_html_()
     assert "&lt;script&gt;alert(" in html
     assert "<script>" not in html
 
@@ -145,7 +158,7 @@ def test_a_file_of_another_experiment_is_refused_with_its_path(tmp_path):
     wrong = tmp_path / "wrong.json"
     shutil.copy(REFERENCE_DIR / "A1_open_ended_gpt-4o-mini.json", wrong)
     with pytest.raises(ResultsFileError, match="wrong.json"):
-        report_runs.load_run("option_bias", wrong)
+        load_run(OPTION_BIAS, wrong)
 
 
 def test_model_labels_are_short_enough_for_a_legend():
@@ -156,22 +169,22 @@ def test_model_labels_are_short_enough_for_a_legend():
 
 
 def test_notebook_tables_of_one_loaded_run(reference_option_bias, tmp_path):
-    data = reference_option_bias[0].data
-    summary = tables.option_bias_summary(data)["all questions"]
+    run = reference_option_bias[0].loaded
+    summary = notebook_tables.option_bias_summary(run)["all questions"]
     # re-graded: three refusals that the study's judge called correct are not (b 147 -> 150)
     assert (summary["accuracy with options"], summary["option bias (pp)"]) == ("82.6%", "+2.2")
     assert summary["McNemar b, c"] == "150, 127"
-    assert int(tables.option_bias_contingency(data).to_numpy().sum()) == 1032
-    three_tier = report_runs.collect_runs("three_tier", tmp_path, include_reference=True)[0].data
-    assert list(tables.three_tier_levels(three_tier)["questions"]) == [241, 213, 539]  # re-graded against the key
-    assert tables.three_tier_accuracy(three_tier)["value"]["strict accuracy"].startswith("24.3% [")
-    counterfactual = report_runs.collect_runs("counterfactual", tmp_path, include_reference=True)[0].data
-    coverage = tables.counterfactual_coverage(counterfactual)
+    assert int(notebook_tables.option_bias_contingency(run).to_numpy().sum()) == 1032
+    three_tier = report_runs.collect_runs("three_tier", tmp_path, include_reference=True)[0].loaded
+    assert list(notebook_tables.three_tier_levels(three_tier)["questions"]) == [241, 213, 539]  # against the key
+    assert notebook_tables.three_tier_accuracy(three_tier)["value"]["strict accuracy"].startswith("24.3% [")
+    counterfactual = report_runs.collect_runs("counterfactual", tmp_path, include_reference=True)[0].loaded
+    coverage = notebook_tables.counterfactual_coverage(counterfactual)
     assert list(coverage.index) == ["level 1"] and coverage["share valid"].iloc[0].endswith("%")
 
 
 def test_regrade_changes_count_what_the_toolkit_changed_in_each_imported_run(tmp_path):
-    table = tables.regrade_changes(report_runs.collect_all(tmp_path))
+    table = paper_tables.regrade_changes(report_runs.collect_all(tmp_path))
     assert table.loc[("option_bias", "gpt-5-mini", "refusal judged correct: not correct"), "rows changed"] == 56
     assert table.loc[("counterfactual", "gpt-4o-mini", "no recorded change"), "rows changed"] == 216
 
@@ -179,16 +192,16 @@ def test_regrade_changes_count_what_the_toolkit_changed_in_each_imported_run(tmp
 def test_top_level_load_results_reads_any_file_by_its_experiment():
     from cfa_lib import load_results
 
-    data = load_results(REFERENCE_DIR / "A1_open_ended_gpt-5-mini.json")
-    assert data["recomputed_as_published"]["level_distribution"] == {"exact": 431, "directional": 230,
-                                                                      "incorrect": 371}
-    assert data["recomputed_summary"]["n_graded"] == 993
+    run = load_results(REFERENCE_DIR / "A1_open_ended_gpt-5-mini.json")
+    assert run.experiment == "three_tier"
+    assert run.as_published.level_distribution == {"exact": 431, "directional": 230, "incorrect": 371}
+    assert run.summary.n_graded == 993
 
 
 def test_counterfactual_reach_splits_the_study_perturbations_by_the_census(tmp_path):
     """gpt-4o-mini's imported run: 702 level-1 perturbations called valid, 261 of which changed nothing;
     of the other 441, 256 fell on questions with no number and 66 on numbers that decide nothing."""
-    table = tables.counterfactual_reach(report_runs.collect_all(tmp_path, include_reference=True))
+    table = paper_tables.counterfactual_reach(report_runs.collect_all(tmp_path, include_reference=True))
     study = table["gpt-4o-mini, original study"]
     assert study["level-1 perturbations called valid"] == 702
     assert study["of which changed nothing"] == 261

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from cfa_lib import stats
-from cfa_lib.results import REFERENCE_DIR
+from cfa_lib.paths import REFERENCE_DIR
 from cfa_lib.stats import cohen_kappa, mcnemar, paired_bootstrap_diff, paired_outcomes, wilson_interval
 
 

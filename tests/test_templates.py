@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from cfa_lib.data import DatasetError, Question, load_dataset
+from cfa_lib.paths import PROJECT_ROOT
 from cfa_lib.perturbation import load_templates, template_perturbations
 from cfa_lib.perturbation.build import perturb_question
 from cfa_lib.perturbation.from_template import perturb_decision
@@ -20,7 +21,6 @@ from cfa_lib.perturbation.number_text import single_number
 from cfa_lib.perturbation.templates import TEMPLATES_DIR_ENV, Template, TemplateError, verify_template
 from cfa_lib.perturbation.types import ExtractedParameter, ParameterInfo
 from cfa_lib.perturbation.values import draw_number
-from cfa_lib.results import PROJECT_ROOT
 from tests.perturb_cases import EASY_3, EASY_9, EASY_11, GROWTH, only_number
 
 PYTHON = sys.executable

@@ -10,9 +10,10 @@ from cfa_lib.answers import extract_number, gold_number_from_option, open_key
 from cfa_lib.answers.commitment import stem_unit
 from cfa_lib.data import load_dataset
 from cfa_lib.experiments import three_tier as tt
+from cfa_lib.experiments.loading import load_run
 from cfa_lib.gold import GoldAnswer, from_option
 from cfa_lib.models import Completion
-from cfa_lib.results import REFERENCE_DIR
+from cfa_lib.paths import REFERENCE_DIR
 
 EASY = {q.id: q for q in load_dataset("easy", limit=40)}
 # The card's worked example (CFA-Easy #10): the gold £400,000 is derived, the options are statements.
@@ -55,8 +56,8 @@ def test_exact_rate_from_option_is_a() -> None:
 
 def test_judge_cannot_make_an_out_of_tolerance_number_exact() -> None:
     verdict = tt.TierVerdict(level="A", reasoning="Close enough.")
-    assert tt.judged_level(verdict, numeric_band=True) == "directional"
-    assert tt.judged_level(verdict, numeric_band=False) == "exact"  # a text answer judged the same meaning
+    assert tt.capped_level(verdict, numeric_band=True) == "directional"
+    assert tt.capped_level(verdict, numeric_band=False) == "exact"  # a text answer judged the same meaning
 
 
 def test_error_category_outside_the_set_is_refused() -> None:
@@ -78,20 +79,20 @@ def test_summary_counts_levels_and_excludes_failures() -> None:
          "error_attribution": {"error_category": "assumption_error"}},
         {"level": None, "evaluation": {}, "excluded": "JUDGE_FAILED"},
     ]
-    s = tt.summarize([tt.Row.from_dict(row) for row in rows])
-    assert s["level_distribution"] == {"exact": 1, "directional": 1, "incorrect": 1}
-    assert s["strict_accuracy"] == pytest.approx(1 / 3) and s["lenient_accuracy"] == pytest.approx(2 / 3)
-    assert s["excluded_reasons"] == {"JUDGE_FAILED": 1} and s["error_categories"] == {"assumption_error": 1}
+    s = tt.THREE_TIER.summarize([tt.Row.from_dict(row) for row in rows], {})
+    assert s.level_distribution == {"exact": 1, "directional": 1, "incorrect": 1}
+    assert s.strict_accuracy == pytest.approx(1 / 3) and s.lenient_accuracy == pytest.approx(2 / 3)
+    assert s.excluded_reasons == {"JUDGE_FAILED": 1} and s.error_categories == {"assumption_error": 1}
 
 
 @pytest.mark.parametrize("model", ["gpt-4o-mini", "gpt-5-mini"])
 def test_reference_runs_recompute_their_own_summary(model: str) -> None:
     path = REFERENCE_DIR / f"A1_open_ended_{model}.json"
-    mine, theirs = tt.load(path)["recomputed_as_published"], json.loads(path.read_text())["summary"]
-    assert mine["level_distribution"] == theirs["level_distribution"]
-    assert round(mine["strict_accuracy"], 4) == theirs["strict_accuracy"]
-    assert round(mine["lenient_accuracy"], 4) == theirs["lenient_accuracy"]
-    assert mine["error_categories"] == theirs["error_categories"]
+    mine, theirs = load_run(tt.THREE_TIER, path).as_published, json.loads(path.read_text())["summary"]
+    assert mine.level_distribution == theirs["level_distribution"]
+    assert round(mine.strict_accuracy, 4) == theirs["strict_accuracy"]
+    assert round(mine.lenient_accuracy, 4) == theirs["lenient_accuracy"]
+    assert mine.error_categories == theirs["error_categories"]
 
 
 def test_gold_from_option_for_every_numeric_option_of_cfa_easy() -> None:
@@ -193,12 +194,15 @@ def test_a_model_number_is_never_a_gold_for_a_decision_or_a_conceptual_question(
 ])
 def test_reference_runs_regraded_against_the_key(model, changes, strict, lenient) -> None:
     """The study's model golds: easy_2's "daily." was graded against 365; such rows lose their ground."""
-    data = tt.load(REFERENCE_DIR / f"A1_open_ended_{model}.json")
-    assert data["regrade_changes"] == changes
-    s = data["recomputed_summary"]
-    assert round(s["strict_accuracy"], 4) == strict and round(s["lenient_accuracy"], 4) == lenient
-    easy_2 = next(r for r in data["results"] if r["question_id"] == "easy_2")
-    assert easy_2["gold_answer"]["numerical"] == 365  # the file itself is never changed
+    run = load_run(tt.THREE_TIER, REFERENCE_DIR / f"A1_open_ended_{model}.json")
+    assert run.regrade_changes == changes
+    s = run.summary
+    assert round(s.strict_accuracy, 4) == strict and round(s.lenient_accuracy, 4) == lenient
+    easy_2 = next(r for r in run.rows if r.question_id == "easy_2")
+    assert easy_2.gold_answer["numerical"] == 365  # the file itself is never changed
+    assert easy_2.level == "incorrect" and easy_2.excluded is None  # nor the rows read from it
+    regraded = next(r for r in run.regraded_rows if r.question_id == "easy_2")
+    assert regraded.outcome.excluded == "not_grounded" and regraded.excluded == "GOLD_NOT_GROUNDED"
 
 
 def test_a_cut_answer_is_excluded_and_a_refusal_is_c_counted_as_no_answer() -> None:
@@ -207,4 +211,5 @@ def test_a_cut_answer_is_excluded_and_a_refusal_is_c_counted_as_no_answer() -> N
     assert row.excluded == "TRUNCATED" and row.level is None
     row = tt.first_pass(EASY["easy_3"], gold, reply("Please provide the answer choices."), 0.02)
     assert row.level == "incorrect" and row.evaluation["verdict"] == "no_answer"
-    assert tt.summarize([row])["no_answer"] == 1
+    assert row.outcome.status == "no_answer" and row.outcome.correct is False
+    assert tt.THREE_TIER.summarize([row], {}).no_answer == 1

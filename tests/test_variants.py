@@ -11,9 +11,10 @@ from cfa_lib import prompts
 from cfa_lib.data import load_dataset
 from cfa_lib.experiments import option_bias as ob
 from cfa_lib.experiments import variants as v
+from cfa_lib.experiments.loading import LoadedRun, load_run
 from cfa_lib.models import Completion
 from cfa_lib.params import ParameterError
-from cfa_lib.report import figures, tables
+from cfa_lib.report import figures, notebook_tables
 from cfa_lib.report.runs import variants_by_model
 from tests.test_notebooks import only_results, outputs_text, papermill, run_env  # noqa: F401
 
@@ -73,7 +74,7 @@ def test_reason_then_choose_continues_the_format_b_conversation() -> None:
     cut = answer("FV = 75,000 × ", finish_reason="length")
     assert v.variant_requests([EASY_3], ["reason_then_choose"], {"easy_3": cut}) == {}
     row = v.grade_variant("reason_then_choose", EASY_3, None)
-    assert row["status"] == v.SKIPPED and row["correct"] is None
+    assert row["status"] == "skipped" and row["correct"] is None
 
 
 def test_variants_parameter_is_checked_like_the_others() -> None:
@@ -83,7 +84,7 @@ def test_variants_parameter_is_checked_like_the_others() -> None:
     with pytest.raises(ParameterError, match=r"Parameter variants=\['shufled'\] is not valid: accepted values "
                                              r"are a list drawn from 'options_only', 'none_of_the_above', "
                                              r"'shuffled', 'reason_then_choose'"):
-        ob.check_run_options(variants=["shufled"])
+        ob.Options(variants=["shufled"])
 
 
 # Grading ------------------------------------------------------------------------------------------------
@@ -122,16 +123,16 @@ def test_variant_summary_on_a_known_table() -> None:
     """b = 21 right only in Format A, c = 9 right only in the variant: McNemar chi2 4.0333, p 0.0446."""
     rows = table_rows(both=50, mcq_only=21, variant_only=9, neither=20, excluded=3)
     s = v.summarize_variants(rows, ["options_only"])["options_only"]
-    assert {"n", "accuracy", "accuracy_ci", "difference_vs_mcq", "difference_ci", "mcnemar"} <= set(s)
-    assert s["n"] == 100 and s["accuracy"] == pytest.approx(0.59) and s["accuracy_mcq"] == pytest.approx(0.71)
-    assert s["difference_vs_mcq"] == pytest.approx(-0.12)
-    assert s["mcnemar"]["b"] == 21 and s["mcnemar"]["c"] == 9
-    assert s["mcnemar"]["chi2"] == pytest.approx(4.0333, abs=1e-4)
-    assert s["mcnemar"]["p_value"] == pytest.approx(0.0446, abs=1e-4) and s["mcnemar"]["significant"]
-    low, high = s["difference_ci"]
+    assert {"n", "accuracy", "accuracy_ci", "difference_vs_mcq", "difference_ci", "mcnemar"} <= set(s.to_dict())
+    assert s.n == 100 and s.accuracy == pytest.approx(0.59) and s.accuracy_mcq == pytest.approx(0.71)
+    assert s.difference_vs_mcq == pytest.approx(-0.12)
+    assert s.mcnemar.b == 21 and s.mcnemar.c == 9
+    assert s.mcnemar.chi2 == pytest.approx(4.0333, abs=1e-4)
+    assert s.mcnemar.p_value == pytest.approx(0.0446, abs=1e-4) and s.mcnemar.significant
+    low, high = s.difference_ci
     assert low < -0.12 < high < 0
-    assert s["accuracy_ci"][0] < 0.59 < s["accuracy_ci"][1]
-    assert s["chance_level"] == pytest.approx(1 / 3) and s["status"] == {"answered": 100, "truncated": 3}
+    assert s.accuracy_ci[0] < 0.59 < s.accuracy_ci[1]
+    assert s.chance_level == pytest.approx(1 / 3) and s.status == {"answered": 100, "truncated": 3}
 
 
 def test_shuffled_summary_counts_letters_and_consistency() -> None:
@@ -143,28 +144,33 @@ def test_shuffled_summary_counts_letters_and_consistency() -> None:
                                "status": "answered" if letter else "failed", "same_option_as_mcq": same,
                                "order": {"A": "C", "B": "A", "C": "B"}}}))
     s = v.summarize_variants(rows)["shuffled"]
-    assert s["letter_distribution"] == {"n": 3, "answers": {"A": 3, "B": 0, "C": 0}, "keys": {"A": 1, "B": 1, "C": 1}}
-    assert s["consistency"] == {"n": 3, "same_option": 2, "share": pytest.approx(2 / 3)}
-    assert s["n"] == 3 and s["accuracy"] == pytest.approx(1 / 3)
+    assert s.letter_distribution.to_dict() == {"n": 3, "answers": {"A": 3, "B": 0, "C": 0},
+                                               "keys": {"A": 1, "B": 1, "C": 1}}
+    assert s.consistency.to_dict() == {"n": 3, "same_option": 2, "share": pytest.approx(2 / 3)}
+    assert s.n == 3 and s.accuracy == pytest.approx(1 / 3)
 
 
-def test_rows_without_variants_keep_their_shape_and_report_none() -> None:
-    row = ob.Row(question_id="q", correct_with_options=True, correct_without_options=True, judge_verdict="x")
+def loaded(rows: list[ob.Row], folder: Path) -> LoadedRun:
+    """The rows written as one of our results files and read back, as a notebook gets them."""
+    path = folder / "results.json"
+    path.write_text(json.dumps({"metadata": {"experiment": "option_bias", "model": "local", "dataset": "easy"},
+                                "summary": {}, "results": [r.to_dict() for r in rows]}), encoding="utf-8")
+    return load_run(ob.OPTION_BIAS, path)
+
+
+def test_rows_without_variants_keep_their_shape_and_report_none(tmp_path: Path) -> None:
+    row = ob.Row(question_id="easy_0", correct_with_options=True, correct_without_options=True, judge_verdict="x")
     assert "variants" not in row.to_dict()
-    data = {"metadata": {"model": "local"}, "results": [row.to_dict()], "recomputed_summary": {}}
-    assert v.recomputed(data) == {} and tables.option_bias_variants(data).empty
-    figures.variants_figure(variants_by_model(data))  # says there is nothing to draw
+    run = loaded([row], tmp_path)
+    assert v.summarize_variants(run.rows) == {} and notebook_tables.option_bias_variants(run).empty
+    figures.variants_figure(variants_by_model(run))  # says there is nothing to draw
 
 
-def test_variants_table_and_figure_from_rows() -> None:
-    rows = table_rows(both=5, mcq_only=2, variant_only=1, neither=2)
-    data = {"metadata": {"model": "local"}, "results": [r.to_dict() for r in rows],
-            "recomputed_summary": {"accuracy_with_options": 0.7, "accuracy_with_options_ci": [0.4, 0.9],
-                                   "accuracy_without_options": 0.4, "accuracy_without_options_ci": [0.2, 0.7],
-                                   "n_paired": 10}}
-    shown = tables.option_bias_variants(data)
-    assert list(shown.index) == ["options only (no stem)"] and shown.iloc[0]["note"] == "chance 33.3%"
-    fig = figures.variants_figure(variants_by_model(data))
+def test_variants_table_and_figure_from_rows(tmp_path: Path) -> None:
+    run = loaded(table_rows(both=5, mcq_only=2, variant_only=1, neither=2), tmp_path)
+    shown = notebook_tables.option_bias_variants(run)
+    assert list(shown.index) == ["options only"] and shown.iloc[0]["note"] == "chance 33.3%"
+    fig = figures.variants_figure(variants_by_model(run))
     assert any("chance" in t.get_text() for t in fig.axes[0].get_legend().get_texts())
 
 

@@ -12,32 +12,18 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from cfa_lib import params, prompts, stats
+from cfa_lib import perturbation, prompts
 from cfa_lib.data import Question
-from cfa_lib.experiments.common import (
-    Settings,
-    engine_stats,
-    grade_letter,
-    load_run,
-    metadata,
-    ready_client,
-    usage,
-)
-from cfa_lib.models import Completion, Request, complete_keyed, get_client, parse_model_name
-from cfa_lib.perturbation import (
-    PerturbationRecord,
-    build_perturbations,
-    coverage_counts,
-    left_out,
-    load_templates,
-    template_perturbations,
-)
-from cfa_lib.results import ResultRow, new_run_id, write_results
-
-EXPERIMENT = "counterfactual"
+from cfa_lib.experiments.contract import Experiment, Graded, Key
+from cfa_lib.experiments.counterfactual_summary import CounterfactualSummary, PerturbationLevel, summarize
+from cfa_lib.experiments.outcome import Outcome, grade_letter, letter_error
+from cfa_lib.experiments.session import Session
+from cfa_lib.models import Completion, Request, parse_model_name
+from cfa_lib.params import Parameters, check_integer, check_levels, check_optional_model, checked_by
+from cfa_lib.perturbation import PerturbationRecord
+from cfa_lib.results import ResultRow
 
 
 @dataclass
@@ -55,80 +41,11 @@ class Row(ResultRow):
         return {"question_id": row.pop("question_id"), "correct_answer": row.pop("correct_answer"), **row}
 
 
-def default_generator(model: str) -> str:
-    """gpt-4o writes perturbations for OpenAI runs (as in the card); any other model writes its own."""
-    return "gpt-4o" if parse_model_name(model).backend == "openai" else model
-
-
-def check_run_options(generator_model: str | None = None, perturbation_levels: Sequence[int] = (1,),
-                      seed: int = 0) -> None:
-    """The notebook's own parameters, checked before the cost estimate and any call."""
-    params.check_levels(perturbation_levels)
-    if generator_model is not None:
-        params.check_model(generator_model, "generator_model")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise params.ParameterError(f"Parameter seed={seed!r} is not valid: accepted values are an integer.")
-
-
-def estimate(settings: Settings):
-    """Cost of the subject's answers to the originals (perturbations and generator calls come on top)."""
-    return get_client(settings.model).estimate([Request(prompts.mcq_messages(q)) for q in settings.questions()])
-
-
-def run(settings: Settings, generator_model: str | None = None, perturbation_levels: Sequence[int] = (1,),
-        seed: int = 0) -> tuple[dict[str, Any], Path]:
-    check_run_options(generator_model, perturbation_levels, seed)
-    levels = params.check_levels(perturbation_levels)
-    generator_name = params.check_model(generator_model or default_generator(settings.model), "generator_model")
-    questions = settings.questions()
-    client = ready_client(settings.model)
-
-    records = perturbations(questions, settings, levels, seed, generator_name, client)
-    asked = {q.id: q for q in questions} | {r.as_question().id: r.as_question() for r in records if r.valid}
-    answers = complete_keyed(client, {qid: Request(prompts.mcq_messages(q)) for qid, q in asked.items()},
-                             **settings.engine(), desc="Originals and perturbations")
-    rows = [row_of(question, [r for r in records if r.question_id == question.id], answers) for question in questions]
-    summary = summarize(rows, levels)
-    summary["coverage"] = {str(k): v for k, v in coverage_counts(records).items()}
-    summary["usage"] = {"subject": usage(list(answers.values()))}
-    meta = metadata(EXPERIMENT, settings, len(questions), engine=engine_stats(subject=client),
-                    generator_model=generator_name,
-                    perturbation_levels=levels, perturbation_seed=seed)
-    meta.pop("judge_model")
-    data = {"metadata": meta, "summary": summary, "results": [row.to_dict() for row in rows]}
-    return data, write_results(EXPERIMENT, new_run_id(settings.model, settings.dataset), data)
-
-
-def perturbations(questions: Sequence[Question], settings: Settings, levels: Sequence[int], seed: int,
-                  generator_name: str, client: Any) -> list[PerturbationRecord]:
-    """Verified templates first (offline, no model call); the generator describes only what has none.
-
-    A question the census left out (no number, numbers that decide nothing, or computational without a
-    faithful template) is `not_perturbable` with its reviewed reason, without asking. So a run on CFA-Easy
-    or CFA-Challenge, whose every question is in the census, never loads a generator.
-    """
-    templates = load_templates(settings.dataset)
-    reviewed = left_out(settings.dataset)
-    by_template = template_perturbations([q for q in questions if q.id in templates or q.id in reviewed],
-                                         templates, levels, seed, reviewed)
-    rest = [q for q in questions if q.id not in templates and q.id not in reviewed]
-    if not rest:
-        return order_like(questions, by_template)
-    generator = client if generator_name == settings.model else ready_client(generator_name)
-    by_generator = build_perturbations(rest, generator, levels=levels, seed=seed,
-                                       max_concurrency=settings.max_concurrency)
-    return order_like(questions, by_template + by_generator)
-
-
-def order_like(questions: Sequence[Question], records: Sequence[PerturbationRecord]) -> list[PerturbationRecord]:
-    position = {q.id: i for i, q in enumerate(questions)}
-    return sorted(records, key=lambda r: (position[r.question_id], r.level))
-
-
-def outcome(completion: Completion, question: Question) -> dict[str, Any]:
-    """A multiple-choice answer as the study's files record it, for originals and perturbations alike."""
-    letter = grade_letter(completion, question)
-    return {"answer": letter.letter, "correct": letter.correct, "response": completion.text, "error": letter.error}
+def answer_fields(outcome: Outcome, completion: Completion, letter: str = "answer") -> dict[str, Any]:
+    """A multiple-choice answer as the study's files record it: the letter (under `answer` for an original,
+    `model_answer` for a perturbation), whether it is correct (None: excluded), the reply and the error."""
+    return {letter: outcome.value, "correct": outcome.correct, "response": completion.text,
+            "error": letter_error(outcome)}
 
 
 def row_of(question: Question, records: Sequence[PerturbationRecord], answers: Mapping[str, Completion]) -> Row:
@@ -138,99 +55,43 @@ def row_of(question: Question, records: Sequence[PerturbationRecord], answers: M
         entry: dict[str, Any] = {"valid": record.valid, **record.to_dict()}
         if record.valid:
             perturbed = record.as_question()
-            answered = outcome(answers[perturbed.id], perturbed)
-            entry.update(model_answer=answered["answer"], correct=answered["correct"], response=answered["response"],
-                         error=answered["error"])
+            reply = answers[perturbed.id]
+            entry.update(answer_fields(grade_letter(reply, perturbed), reply, letter="model_answer"))
         perturbations.append(entry)
+    original = answers[question.id]
     return Row(question_id=question.id, correct_answer=question.answer,
-               original=outcome(answers[question.id], question), perturbations=perturbations)
+               original=answer_fields(grade_letter(original, question), original), perturbations=perturbations)
 
 
-def _rate(values: Sequence[bool]) -> float | None:
-    return sum(values) / len(values) if values else None
+# Perturbations ----------------------------------------------------------------------------------------
+
+def default_generator(model: str) -> str:
+    """gpt-4o writes perturbations for OpenAI runs (as in the card); any other model writes its own."""
+    return "gpt-4o" if parse_model_name(model).backend == "openai" else model
 
 
-def _ci(values: Sequence[bool]) -> list[float] | None:
-    return list(stats.wilson_interval(sum(values), len(values))) if values else None
+def perturbations(session: Session, generator_name: str) -> list[PerturbationRecord]:
+    """Verified templates first (offline, no model call); the generator describes only what has none.
 
-
-def flips(rows: Sequence[Row], level: int) -> dict[str, int]:
-    """Decision questions whose perturbation changed the correct option: did the model follow the new key,
-    or stay with the option that was right before (the strongest sign of a memorized answer)?"""
-    flipped = [(r, p) for r in rows for p in r.perturbations
-               if p["level"] == level and p["valid"] and p.get("flipped") and p.get("correct") is not None]
-    return {
-        "n": len(flipped),
-        "followed_new_key": sum(p["model_answer"] == p["correct_letter"] for _, p in flipped),
-        "stayed_with_old_key": sum(p["model_answer"] == r.correct_answer for r, p in flipped),
-    }
-
-
-def summarize(rows: Sequence[Row], levels: Sequence[int] | None = None) -> dict[str, Any]:
-    """The card's metrics on paired outcomes, plus the original study's own formulas for comparison.
-
-    Ours compare originals and perturbations on the same questions; the study's memorization gap
-    subtracted the perturbed accuracy from the accuracy on *all* originals, and its robust accuracy
-    counted questions without any valid perturbation as robust.
+    A question the census left out (no number, numbers that decide nothing, or computational without a
+    faithful template) is `not_perturbable` with its reviewed reason, without asking. So a run on CFA-Easy
+    or CFA-Challenge, whose every question is in the census, never loads a generator.
     """
-    originals = [r.original["correct"] for r in rows if r.original["correct"] is not None]
-    levels = levels or sorted({p["level"] for r in rows for p in r.perturbations})
-    by_level: dict[str, Any] = {}
-    for level in levels:
-        pairs = [(r.original["correct"], p["correct"]) for r in rows for p in r.perturbations
-                 if p["level"] == level and p["valid"] and p.get("correct") is not None
-                 and r.original["correct"] is not None]
-        before, after = [a for a, _ in pairs], [b for _, b in pairs]
-        outcomes = stats.paired_outcomes(before, after)
-        acc_before, acc_after = _rate(before), _rate(after)
-        gap = None if not pairs else acc_before - acc_after
-        by_level[str(level)] = {
-            "n_valid": sum(p["valid"] for r in rows for p in r.perturbations if p["level"] == level),
-            "n_paired": len(pairs),
-            "accuracy": acc_after,
-            "accuracy_ci": _ci(after),
-            "accuracy_original_on_valid": acc_before,
-            "accuracy_original_on_valid_ci": _ci(before),
-            "memorization_gap": gap,
-            "memorization_gap_ci": list(stats.paired_bootstrap_diff(before, after)[1:]) if len(pairs) >= 2 else None,
-            "consistency_score": None if not acc_before else 1 - gap / acc_before,
-            "memorization_suspect": outcomes.b / len(pairs) if pairs else None,
-            "mcnemar_test": stats.mcnemar(outcomes.b, outcomes.c).to_dict(),
-            "memorization_gap_as_published": None if not originals or acc_after is None
-            else _rate(originals) - acc_after,
-            "flips": flips(rows, level),
-            "by_source": dict(Counter(p.get("source") or "generator" for r in rows for p in r.perturbations
-                                      if p["level"] == level and p["valid"])),
-        }
-    tested = [r for r in rows if r.original["correct"] is not None
-              and any(p["valid"] and p.get("correct") is not None for p in r.perturbations)]
-
-    def robust(r: Row) -> bool:
-        return bool(r.original["correct"]) and all(p["correct"] for p in r.perturbations
-                                                      if p["valid"] and p.get("correct") is not None)
-
-    suspects = [bool(r.original["correct"]) and not robust(r) for r in tested]
-    n = len(rows)
-    return {
-        "n_questions": n,
-        "accuracy_original": _rate(originals),
-        "accuracy_original_ci": _ci(originals),
-        "perturbation_levels": by_level,
-        "n_tested": len(tested),
-        "robust_accuracy": _rate([robust(r) for r in tested]),
-        "memorization_suspect": _rate(suspects),
-        "as_published": {
-            "robust_accuracy": sum(robust(r) for r in rows if r.original["correct"] is not None) / n if n else None,
-            "memorization_suspect": sum(suspects) / n if n else None,
-        },
-    }
+    questions, options, dataset = session.questions, session.options, session.settings.dataset
+    templates = perturbation.load_templates(dataset)
+    reviewed = perturbation.left_out(dataset)
+    records = perturbation.template_perturbations([q for q in questions if q.id in templates or q.id in reviewed],
+                                                  templates, options.perturbation_levels, options.seed, reviewed)
+    rest = [q for q in questions if q.id not in templates and q.id not in reviewed]
+    if rest:
+        records += perturbation.build_perturbations(
+            rest, session.client(generator_name, "generator"), levels=options.perturbation_levels, seed=options.seed,
+            max_concurrency=session.settings.max_concurrency)
+    position = {q.id: i for i, q in enumerate(questions)}
+    return sorted(records, key=lambda r: (position[r.question_id], r.level))
 
 
-def load(path: str | Path) -> dict[str, Any]:
-    """A results file of this experiment (ours or the original study's), with its summary recomputed."""
-    return load_run(path, EXPERIMENT, Row, lambda rows, meta: summarize(rows, meta.get("perturbation_levels")),
-                    regrade)
-
+# Re-grading the study's files -------------------------------------------------------------------------
 
 _NOTHING_CHANGED = re.compile(
     r"(?i)\b(?:no|nothing)\b[^.]*\b(?:changes?|changed|modified|altered)\b|\bnot\s+(?:changed|modified|altered)\b"
@@ -251,18 +112,81 @@ def unchanged_reason(p: Mapping[str, Any]) -> str | None:
     return None
 
 
-def regrade(rows: list[Row]) -> tuple[list[Row], dict[str, int]]:
-    """This toolkit's validity rule on any file: a perturbation that changed nothing is not valid."""
-    changes: Counter[str] = Counter()
-    out = []
-    for row in rows:
-        perturbations = []
-        for p in row.perturbations:
-            why = unchanged_reason(p) if p.get("valid") else None
-            if why:
-                changes[why] += 1
-                p = {**p, "valid": False, "status": "rejected", "reason": f"re-graded: {why}"}
-            perturbations.append(p)
-        out.append(Row(original=row.original, perturbations=perturbations, question_id=row.question_id,
-                       correct_answer=row.correct_answer, extra=row.extra))
-    return out, dict(changes)
+@dataclass(frozen=True)
+class StudyReach:
+    """What the original study's level-1 perturbations called valid really tested (`study_reach`)."""
+
+    called_valid: int
+    changed_nothing: int
+    by_class: dict[str | None, int]  # census class of the question of each one that changed something
+    on_computation: PerturbationLevel  # re-graded, on the computational questions only
+
+
+def study_reach(rows: Sequence[Row], regraded: Sequence[Row], classes: Mapping[str, str]) -> StudyReach:
+    """How many of a file's level-1 perturbations called valid changed nothing, on what kind of question
+    (the census `classes`) the rest fell, and the re-graded gap on the computational ones."""
+    valid = [(row.question_id, p) for row in rows for p in row.perturbations
+             if p.get("valid") and str(p.get("level", 1)) == "1"]
+    kept = [classes.get(str(question_id)) for question_id, p in valid if not unchanged_reason(p)]
+    computational = {perturbation.TEMPLATED, perturbation.WITHOUT_TEMPLATE}
+    on_computation = summarize([row for row in regraded if classes.get(row.question_id) in computational], [1])
+    return StudyReach(len(valid), len(valid) - len(kept), dict(Counter(kept)),
+                      on_computation.perturbation_levels["1"])
+
+
+# The experiment ---------------------------------------------------------------------------------------
+
+class Options(Parameters):
+    """Counterfactual testing's own parameters."""
+
+    generator_model: Annotated[str | None, checked_by(check_optional_model)] = None  # None: `default_generator`
+    perturbation_levels: Annotated[list[int], checked_by(check_levels)] = [1]
+    seed: Annotated[int, checked_by(check_integer)] = 0  # of the new values drawn
+
+
+class Counterfactual(Experiment[Options, Row, CounterfactualSummary]):
+    name, card_id, title, notebook = "counterfactual", "I1", "Counterfactual testing", "03_counterfactual.ipynb"
+    file_names, reference_prefix = frozenset({"counterfactual", "I1_counterfactual"}), "I1_"
+    tables, figures = ("table_counterfactual",), ("fig3_counterfactual",)
+    judged = False  # the key, computed by code, decides every answer
+    Options, Row = Options, Row
+
+    def requests(self, questions: Sequence[Question], options: Options) -> dict[Key, Request]:
+        """The originals, in the multiple-choice format (the perturbations follow once they are built)."""
+        return {q.id: Request(prompts.mcq_messages(q)) for q in questions}
+
+    def grade(self, session: Session, answers: Mapping[Key, Completion]) -> Graded[Row]:
+        """Build and verify the perturbations, ask the valid ones, and pair them with the originals."""
+        options = session.options
+        generator_name = options.generator_model or default_generator(session.settings.model)
+        records = perturbations(session, generator_name)
+        perturbed = [record.as_question() for record in records if record.valid]
+        answers = {**answers, **session.ask({q.id: Request(prompts.mcq_messages(q)) for q in perturbed},
+                                            desc="Perturbations")}
+        rows = [row_of(q, [r for r in records if r.question_id == q.id], answers) for q in session.questions]
+        coverage = {str(k): v for k, v in perturbation.coverage_counts(records).items()}
+        return Graded(rows, {"coverage": coverage}, {"generator_model": generator_name,
+                                                     "perturbation_levels": options.perturbation_levels,
+                                                     "perturbation_seed": options.seed})
+
+    def summarize(self, rows: Sequence[Row], metadata: Mapping[str, Any]) -> CounterfactualSummary:
+        return summarize(rows, metadata.get("perturbation_levels"))
+
+    def regrade(self, rows: Sequence[Row]) -> tuple[list[Row], dict[str, int]]:
+        """This toolkit's validity rule on any file: a perturbation that changed nothing is not valid."""
+        changes: Counter[str] = Counter()
+        out = []
+        for row in rows:
+            checked = []
+            for p in row.perturbations:
+                why = unchanged_reason(p) if p.get("valid") else None
+                if why:
+                    changes[why] += 1
+                    p = {**p, "valid": False, "status": "rejected", "reason": f"re-graded: {why}"}
+                checked.append(p)
+            out.append(Row(original=row.original, perturbations=checked, question_id=row.question_id,
+                           correct_answer=row.correct_answer, extra=row.extra))
+        return out, dict(changes)
+
+
+COUNTERFACTUAL = Counterfactual()

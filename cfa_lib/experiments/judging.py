@@ -14,8 +14,8 @@ import random
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, Self
 
 import numpy as np
 
@@ -34,10 +34,6 @@ def default_judges(model: str) -> list[str]:
     if parse_model_name(model).backend == "openai":
         return ["gpt-4o" if parse_model_name(model).model == "gpt-4o-mini" else "gpt-4o-mini"]
     return [model]
-
-
-def self_judged(subject: str, judges: Sequence[str]) -> bool:
-    return subject in judges
 
 
 def majority(verdicts: Sequence[Any]) -> tuple[Any, str]:
@@ -104,8 +100,37 @@ def calibration_items(questions: Sequence[Question], sample: int = CALIBRATION_Q
     return items
 
 
+@dataclass(frozen=True)
+class JudgeCalibration:
+    """How the judge (or panel) did on items whose truth the key gives, and the run's judge-corrected accuracy."""
+
+    n: int  # items with a verdict
+    n_failed: int
+    n_positive: int
+    n_negative: int
+    sensitivity: float | None  # q1: truly correct items judged correct
+    sensitivity_ci: list[float] | None
+    specificity: float | None  # q0: truly wrong items judged wrong
+    specificity_ci: list[float] | None
+    thresholds: dict[str, float]
+    passed: bool
+    n_judged: int
+    judged_accuracy: float | None  # p: the run's own judged verdicts
+    corrected_accuracy: float | None  # θ = (p + q0 − 1) / (q0 + q1 − 1)
+    corrected_accuracy_ci: list[float] | None
+    by_kind: dict[str, dict[str, int]] | None = None  # key, distractor, paraphrased: items and agreements
+    judges: list[str] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        return cls(**{f.name: data.get(f.name) for f in fields(cls)})
+
+
 def calibrate(items: Sequence[CalibrationItem], verdicts: Sequence[bool | None],
-              judged_correct: Sequence[bool], seed: int = 0) -> dict[str, Any]:
+              judged_correct: Sequence[bool], seed: int = 0) -> JudgeCalibration:
     """Sensitivity, specificity, whether the judge passes, and the judge-corrected accuracy of the run.
 
     `verdicts` are the judge's (or panel's) verdicts on `items` (None: no verdict, left out);
@@ -117,37 +142,30 @@ def calibrate(items: Sequence[CalibrationItem], verdicts: Sequence[bool | None],
     n1, n0 = len(positives), len(negatives)
     q1 = sum(positives) / n1 if n1 else None
     q0 = sum(negatives) / n0 if n0 else None
-    passed = q1 is not None and q0 is not None and q1 >= MIN_SENSITIVITY and q0 >= MIN_SPECIFICITY
-    result: dict[str, Any] = {
-        "n": len(pairs),
-        "n_failed": len(items) - len(pairs),
-        "n_positive": n1,
-        "n_negative": n0,
-        "sensitivity": q1,
-        "sensitivity_ci": list(stats.wilson_interval(sum(positives), n1)) if n1 else None,
-        "specificity": q0,
-        "specificity_ci": list(stats.wilson_interval(sum(negatives), n0)) if n0 else None,
-        "thresholds": {"sensitivity": MIN_SENSITIVITY, "specificity": MIN_SPECIFICITY},
-        "passed": passed,
-        "n_judged": len(judged_correct),
-        "judged_accuracy": sum(judged_correct) / len(judged_correct) if judged_correct else None,
-        "corrected_accuracy": None,
-        "corrected_accuracy_ci": None,
-    }
-    if q1 is None or q0 is None or not judged_correct or q0 + q1 - 1 <= 0:
-        return result
-    p = result["judged_accuracy"]
-    result["corrected_accuracy"] = _corrected(p, q0, q1)
+    p = sum(judged_correct) / len(judged_correct) if judged_correct else None
+    corrected, interval = None, None
+    if q1 is not None and q0 is not None and p is not None and q0 + q1 - 1 > 0:
+        corrected, interval = _corrected(p, q0, q1), _corrected_interval(p, len(judged_correct), q0, n0, q1, n1, seed)
+    return JudgeCalibration(
+        n=len(pairs), n_failed=len(items) - len(pairs), n_positive=n1, n_negative=n0,
+        sensitivity=q1, sensitivity_ci=list(stats.wilson_interval(sum(positives), n1)) if n1 else None,
+        specificity=q0, specificity_ci=list(stats.wilson_interval(sum(negatives), n0)) if n0 else None,
+        thresholds={"sensitivity": MIN_SENSITIVITY, "specificity": MIN_SPECIFICITY},
+        passed=q1 is not None and q0 is not None and q1 >= MIN_SENSITIVITY and q0 >= MIN_SPECIFICITY,
+        n_judged=len(judged_correct), judged_accuracy=p, corrected_accuracy=corrected,
+        corrected_accuracy_ci=interval)
+
+
+def _corrected_interval(p: float, n: int, q0: float, n0: int, q1: float, n1: int, seed: int) -> list[float] | None:
+    """A parametric bootstrap interval of θ: p, q0 and q1 drawn again from their binomials."""
     rng = np.random.default_rng(seed)
     draws = 2000
-    ps = rng.binomial(len(judged_correct), p, draws) / len(judged_correct)
+    ps = rng.binomial(n, p, draws) / n
     q0s = rng.binomial(n0, q0, draws) / n0
     q1s = rng.binomial(n1, q1, draws) / n1
     keep = q0s + q1s - 1 > 0
     thetas = [_corrected(a, b, c) for a, b, c in zip(ps[keep], q0s[keep], q1s[keep], strict=True)]
-    if thetas:
-        result["corrected_accuracy_ci"] = [float(np.quantile(thetas, 0.025)), float(np.quantile(thetas, 0.975))]
-    return result
+    return [float(np.quantile(thetas, 0.025)), float(np.quantile(thetas, 0.975))] if thetas else None
 
 
 def _corrected(p: float, q0: float, q1: float) -> float:
@@ -158,17 +176,36 @@ def _corrected(p: float, q0: float, q1: float) -> float:
 def run_calibration(judges: Mapping[str, Any], questions: Sequence[Question],
                     request_for: Callable[[Question, str], Request], verdict_of: Callable[[Completion], bool | None],
                     judged_correct: Sequence[bool], sample: int = CALIBRATION_QUESTIONS, seed: int = 0,
-                    **engine: Any) -> dict[str, Any]:
+                    **engine: Any) -> JudgeCalibration:
     """Calibrate the judge panel on key-derived items from `questions` (the run's judged questions)."""
     items = calibration_items(questions, sample, seed)
     replies = ask_panel(judges, {i: request_for(item.question, item.answer) for i, item in enumerate(items)},
                         **engine)
     verdicts = [majority([verdict_of(c) for c in replies[i].values()])[0] for i in range(len(items))]
-    result = calibrate(items, verdicts, judged_correct, seed)
-    result["by_kind"] = {kind: {"n": sum(1 for it, v in zip(items, verdicts, strict=True)
-                                         if it.kind == kind and v is not None),
-                                "agreed": sum(1 for it, v in zip(items, verdicts, strict=True)
-                                              if it.kind == kind and v is not None and v == it.truly_correct)}
-                         for kind in sorted(Counter(it.kind for it in items))}
-    result["judges"] = list(judges)
-    return result
+    by_kind = {kind: {"n": sum(1 for it, v in zip(items, verdicts, strict=True)
+                               if it.kind == kind and v is not None),
+                      "agreed": sum(1 for it, v in zip(items, verdicts, strict=True)
+                                    if it.kind == kind and v is not None and v == it.truly_correct)}
+               for kind in sorted(Counter(it.kind for it in items))}
+    return replace(calibrate(items, verdicts, judged_correct, seed), by_kind=by_kind, judges=list(judges))
+
+
+@dataclass(frozen=True)
+class JudgeAgreement:
+    """How often the judge, asked blind, agrees with the numeric grader on answers numbers graded."""
+
+    n: int
+    percent_agreement: float | None
+    cohen_kappa: float | None
+    cohen_kappa_ci: list[float] | None
+    judge_failed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        if not self.n:
+            del data["cohen_kappa_ci"]  # the files' shape: no interval when nothing was compared
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        return cls(**{f.name: data.get(f.name) for f in fields(cls)})

@@ -18,6 +18,9 @@ Format A (choices) and Format B (no choices) show *that* the options raise the s
 
 Every reply is read by `grade_letter` (the Format A reader): a failed call or one cut before its answer
 line is excluded, never counted wrong; no letter is an answer that is wrong (``no_answer``).
+
+The variants ride on option-bias rows (`Row.variants`, one dict of the file's fields per variant); this
+module reads any row with `correct_with_options` and `variants`, so it needs no option-bias import.
 """
 
 from __future__ import annotations
@@ -25,15 +28,16 @@ from __future__ import annotations
 import hashlib
 import itertools
 import random
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cfa_lib import params, prompts, stats
 from cfa_lib.data import Question
-from cfa_lib.experiments.common import cut_short, grade_letter
+from cfa_lib.experiments.contract import Summary, tally
+from cfa_lib.experiments.outcome import Outcome, cut_short, grade_letter, letter_error, response_status
 from cfa_lib.models import Completion, Request
+from cfa_lib.stats import McNemarResult
 
 OPTIONS_ONLY = "options_only"
 NONE_OF_THE_ABOVE = "none_of_the_above"
@@ -41,12 +45,10 @@ SHUFFLED = "shuffled"
 REASON_THEN_CHOOSE = "reason_then_choose"
 VARIANTS: tuple[str, ...] = (OPTIONS_ONLY, NONE_OF_THE_ABOVE, SHUFFLED, REASON_THEN_CHOOSE)
 
-SKIPPED = "skipped"  # reason_then_choose without a complete Format B reply to continue from: excluded
 
-
-def check_variants(value: Any) -> list[str]:
+def check_variants(value: Any, name: str = "variants") -> list[str]:
     """The notebook parameter `variants`: [] (none), a list of names, or papermill's text form of one."""
-    return params.check_names("variants", value, VARIANTS)
+    return params.check_names(value, name, VARIANTS)
 
 
 def _rng(name: str, question: Question) -> random.Random:
@@ -114,7 +116,6 @@ def variant_requests(questions: Sequence[Question], names: Sequence[str],
     request (its row says so). Without `format_b_answers` (the cost estimate, before Format B is asked) its
     assistant turn is left empty, so the estimate counts the prompt without the reply's tokens.
     """
-    names = check_variants(list(names))
     requests: dict[tuple[str, str], Request] = {}
     for q in questions:
         for name in names:
@@ -139,17 +140,15 @@ def grade_variant(name: str, question: Question, completion: Completion | None,
     and whether it is the option Format A chose (`answer_with`, a letter of the original order).
     """
     asked = variant_question(name, question)
-    fields: dict[str, Any] = {"key": asked.answer, "n_options": len(asked.choices)}
-    if completion is None:
-        fields.update(letter=None, correct=None, status=SKIPPED,
-                      error="no complete Format B reply to continue from", response=None)
-    else:
-        outcome = grade_letter(completion, asked)
-        fields.update(letter=outcome.letter, correct=outcome.correct, status=outcome.status, error=outcome.error,
-                      response=completion.text)
+    outcome = grade_letter(completion, asked) if completion is not None else \
+        Outcome.exclude("skipped", "no complete Format B reply to continue from")
+    fields: dict[str, Any] = {"key": asked.answer, "n_options": len(asked.choices), "letter": outcome.value,
+                              "correct": outcome.correct, "status": response_status(outcome),
+                              "error": letter_error(outcome),
+                              "response": None if completion is None else completion.text}
     if name == SHUFFLED:
         order = shuffle_order(question)
-        original = order.get(fields["letter"]) if fields["letter"] else None
+        original = order.get(outcome.value) if outcome.value else None
         fields.update(order=order, original_letter=original,
                       same_option_as_mcq=None if original is None or answer_with is None else original == answer_with)
     return fields
@@ -165,20 +164,55 @@ def attach(rows: Sequence[Any], questions: Sequence[Question], names: Sequence[s
 
 # Summary ------------------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class VariantSummary(Summary):
+    """One variant against Format A on the questions where both were answered (paired)."""
+
+    n: int
+    accuracy: float | None  # the variant's, with its Wilson interval
+    accuracy_ci: list[float] | None
+    difference_vs_mcq: float | None  # variant − Format A on the same questions
+    difference_ci: list[float] | None  # paired bootstrap
+    mcnemar: McNemarResult  # b = right in Format A only, c = right in the variant only
+    accuracy_mcq: float | None
+    status: dict[str, int]  # answered, no_answer, truncated, failed, skipped
+
+
+@dataclass(frozen=True)
+class OptionsOnlySummary(VariantSummary):
+    chance_level: float | None  # one over the number of options, averaged
+
+
+@dataclass(frozen=True)
+class LetterDistribution(Summary):
+    n: int
+    answers: dict[str, int]  # answered letters (shuffled order)
+    keys: dict[str, int]  # the keys' letters on the same questions
+
+
+@dataclass(frozen=True)
+class Consistency(Summary):
+    n: int
+    same_option: int  # the option Format A chose, chosen again in the new order
+    share: float | None
+
+
+@dataclass(frozen=True)
+class ShuffledSummary(VariantSummary):
+    letter_distribution: LetterDistribution  # position bias: answered letters against the keys' letters
+    consistency: Consistency
+
+
 def names_in(rows: Sequence[Any]) -> list[str]:
     """The variants the rows carry, in the canonical order."""
-    present = {name for r in rows for name in (getattr(r, "variants", None) or {})}
+    present = {name for r in rows for name in (r.variants or {})}
     return [name for name in VARIANTS if name in present]
 
 
-def summarize_variant(rows: Sequence[Any], name: str, seed: int = 0) -> dict[str, Any]:
-    """One variant against Format A on the questions where both were answered (paired).
-
-    accuracy: the variant's, with its Wilson interval; difference_vs_mcq: variant − Format A on the same
-    questions, with a paired bootstrap interval; mcnemar: b = right in Format A only, c = right in the
-    variant only.
-    """
-    fields = [((getattr(r, "variants", None) or {}).get(name), r) for r in rows]
+def summarize_variant(rows: Sequence[Any], name: str, seed: int = 0) -> VariantSummary:
+    """One variant against Format A on the questions where both were answered (paired): accuracy with its
+    Wilson interval, the difference with a paired bootstrap interval, McNemar's test."""
+    fields = [((r.variants or {}).get(name), r) for r in rows]
     fields = [(v, r) for v, r in fields if v is not None]
     paired = [(v, r) for v, r in fields if v.get("correct") is not None and r.correct_with_options is not None]
     variant = [bool(v["correct"]) for v, _ in paired]
@@ -186,45 +220,35 @@ def summarize_variant(rows: Sequence[Any], name: str, seed: int = 0) -> dict[str
     n = len(paired)
     outcomes = stats.paired_outcomes(mcq, variant)
     diff = stats.paired_bootstrap_diff(variant, mcq, seed=seed) if n >= 2 else None
-    summary: dict[str, Any] = {
+    shared: dict[str, Any] = {
         "n": n,
         "accuracy": sum(variant) / n if n else None,
         "accuracy_ci": list(stats.wilson_interval(sum(variant), n)) if n else None,
         "difference_vs_mcq": (sum(variant) - sum(mcq)) / n if n else None,
         "difference_ci": None if diff is None else [diff[1], diff[2]],
-        "mcnemar": stats.mcnemar(outcomes.b, outcomes.c).to_dict(),
+        "mcnemar": stats.mcnemar(outcomes.b, outcomes.c),
         "accuracy_mcq": sum(mcq) / n if n else None,
-        "status": dict(Counter(str(v.get("status")) for v, _ in fields)),
+        "status": tally([v.get("status") for v, _ in fields]),
     }
     if name == OPTIONS_ONLY:
         sizes = [v.get("n_options") or 3 for v, _ in fields]
-        summary["chance_level"] = sum(1 / k for k in sizes) / len(sizes) if sizes else None
+        return OptionsOnlySummary(**shared, chance_level=sum(1 / k for k in sizes) / len(sizes) if sizes else None)
     if name == SHUFFLED:
         answered = [v for v, _ in fields if v.get("letter")]
         letters = sorted({letter for v, _ in fields for letter in (v.get("order") or {})})
-        summary["letter_distribution"] = {
-            "n": len(answered),
-            "answers": {letter: sum(v["letter"] == letter for v in answered) for letter in letters},
-            "keys": {letter: sum(v["key"] == letter for v in answered) for letter in letters},
-        }
         same = [v["same_option_as_mcq"] for v, _ in fields if v.get("same_option_as_mcq") is not None]
-        summary["consistency"] = {"n": len(same), "same_option": sum(same),
-                                  "share": sum(same) / len(same) if same else None}
-    return summary
+        return ShuffledSummary(
+            **shared,
+            letter_distribution=LetterDistribution(
+                n=len(answered),
+                answers={letter: sum(v["letter"] == letter for v in answered) for letter in letters},
+                keys={letter: sum(v["key"] == letter for v in answered) for letter in letters}),
+            consistency=Consistency(n=len(same), same_option=sum(same), share=sum(same) / len(same) if same else None))
+    return VariantSummary(**shared)
 
 
 def summarize_variants(rows: Sequence[Any], names: Sequence[str] | None = None, seed: int = 0
-                       ) -> dict[str, dict[str, Any]]:
-    """`summary["variants"]`: {name: {n, accuracy, accuracy_ci, difference_vs_mcq, difference_ci, mcnemar,
-    accuracy_mcq, status, and chance_level (options_only) or letter_distribution and consistency
-    (shuffled)}}, recomputed from the rows."""
-    chosen = names_in(rows) if names is None else check_variants(list(names))
+                       ) -> dict[str, VariantSummary]:
+    """Each variant asked (default: those the rows carry), summarized against Format A from the rows."""
+    chosen = names_in(rows) if names is None else list(names)
     return {name: summarize_variant(rows, name, seed) for name in chosen}
-
-
-def recomputed(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """The variants' summary of a loaded option-bias run, recomputed from its rows ({} when none was asked)."""
-    from cfa_lib.experiments.option_bias import Row
-
-    rows = [Row.from_dict(r) for r in data.get("results", [])]
-    return summarize_variants(rows)

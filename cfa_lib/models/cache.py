@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cfa_lib.paths import PROJECT_ROOT
+
 from .errors import CacheError
 
 CACHE_FILE = "completions.sqlite"
@@ -26,17 +28,9 @@ CLAIM_MAX_AGE_S = 3600.0  # a claim older than this is abandoned even if its pro
 HOST = socket.gethostname()
 
 
-def project_root() -> Path:
-    """The folder holding pyproject.toml above this package (falls back to the working directory)."""
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "pyproject.toml").is_file():
-            return parent
-    return Path.cwd()
-
-
 def default_cache_dir() -> Path:
     env = os.environ.get("CFA_CACHE_DIR")
-    return Path(env).expanduser() if env else project_root() / ".cache" / "cfa_lib"
+    return Path(env).expanduser() if env else PROJECT_ROOT / ".cache" / "cfa_lib"
 
 
 def cache_key(identity: dict[str, Any]) -> str:

@@ -16,8 +16,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cfa_lib.data import DATASET_NAMES
+from cfa_lib.paths import PROJECT_ROOT
 from cfa_lib.perturbation.types import ExtractedParameter, FormulaExtraction
-from cfa_lib.results import PROJECT_ROOT
 
 TEMPLATES_DIR_ENV = "CFA_TEMPLATES_DIR"
 Unit = Literal["$", "€", "£", "¥", "%", "x", "years", ""]

@@ -13,14 +13,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from cfa_lib.paths import BUILD_DIR, PROJECT_ROOT, results_root
 from cfa_lib.publishing import BookBuildError
 from cfa_lib.publishing.mathjax import install_mathjax
 from cfa_lib.publishing.pages import write_generated
 from cfa_lib.publishing.pdf import PDF_PATH, print_pdf, printable_page
 from cfa_lib.publishing.scan import external_assets, find_secrets
-from cfa_lib.results import PROJECT_ROOT, results_root
 
-OUTPUT = PROJECT_ROOT / "build" / "book"
+OUTPUT = BUILD_DIR / "book"
 
 
 def jupyter_book_command() -> str:

@@ -7,8 +7,8 @@ import subprocess
 import tarfile
 from pathlib import Path
 
+from cfa_lib.paths import PROJECT_ROOT
 from cfa_lib.publishing import BookBuildError
-from cfa_lib.results import PROJECT_ROOT
 
 MATHJAX_SPEC = "mathjax@3"
 MATHJAX_CACHE = PROJECT_ROOT / ".cache" / "npm"

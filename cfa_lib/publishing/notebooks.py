@@ -11,10 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cfa_lib.experiments import EXPERIMENTS, FIGURES_NOTEBOOK
-from cfa_lib.results import PROJECT_ROOT
-
-NOTEBOOKS = PROJECT_ROOT / "notebooks"
+from cfa_lib.experiments.registry import EXPERIMENTS, FIGURES_NOTEBOOK
+from cfa_lib.paths import NOTEBOOKS_DIR
 
 
 def cell(kind: str, source: str, tags: list[str] | None = None) -> dict:
@@ -50,8 +48,9 @@ def setup(*imports: str) -> dict:
     """The import cell: the experiment's module and what its cells display with."""
     ipython = [line for line in imports if line.startswith("from IPython")]
     own = [line for line in imports if line not in ipython]
-    shared = ["from cfa_lib.experiments.common import Settings, run_or_load",
-              "from cfa_lib.report import figures, tables", "from cfa_lib.report.runs import by_model"]
+    shared = ["from cfa_lib.experiments.execute import run_or_load",
+              "from cfa_lib.experiments.settings import Settings",
+              "from cfa_lib.report import figures, notebook_tables", "from cfa_lib.report.runs import by_model"]
     ours = sorted(own + [line for line in shared if not any(o.startswith(line) for o in own)])
     return code("\n\n".join("\n".join(block) for block in (ipython, ours) if block) + "\n\nfigures.use_style()")
 
@@ -94,19 +93,19 @@ judge_model = None       # None: gpt-4o-mini for OpenAI models, else the model i
 tolerance = 0.02         # relative tolerance of the numeric grading
 variants = []            # any of "options_only", "none_of_the_above", "shuffled", "reason_then_choose"
 """),
-    setup("from IPython.display import Markdown, display", "from cfa_lib.experiments import option_bias",
+    setup("from IPython.display import Markdown, display", "from cfa_lib.experiments.option_bias import OPTION_BIAS",
           "from cfa_lib.report.runs import by_model, variants_by_model"),
     md("## Run\n\nThe cost estimate comes first; completions are cached, so a rerun is free and an "
        "interrupted run resumes where it stopped."),
-    code(JUDGED_SETTINGS + "data, path = run_or_load(option_bias, settings, results_path, variants=variants)"),
+    code(JUDGED_SETTINGS + "run = run_or_load(OPTION_BIAS, settings, results_path, variants=variants)"),
     md("## Summary"),
-    code("tables.option_bias_summary(data)"),
+    code("notebook_tables.option_bias_summary(run)"),
     md("## The paired outcomes and McNemar's test"),
-    code("display(tables.option_bias_contingency(data))\nMarkdown(tables.describe_mcnemar(data))"),
-    code("figures.option_bias_figure(by_model(data))"),
+    code("display(notebook_tables.option_bias_contingency(run))\nMarkdown(notebook_tables.describe_mcnemar(run))"),
+    code("figures.option_bias_figure(by_model(run))"),
     md("## The option-biased questions\n\nRight with the choices, wrong without them: the extracted open "
        "answer and the end of the response show why."),
-    code("tables.option_biased_questions(data)"),
+    code("notebook_tables.option_biased_questions(run)"),
     md("""
 ## Where the inflation comes from
 
@@ -131,7 +130,7 @@ interval of the difference); they are asked only when the parameter `variants` n
   choices were doing the work. It cannot tell recall from computation, and a choice may still be
   corrected by the options.
 """),
-    code("display(tables.option_bias_variants(data))\nfigures.variants_figure(variants_by_model(data))"),
+    code("display(notebook_tables.option_bias_variants(run))\nfigures.variants_figure(variants_by_model(run))"),
 ]
 
 THREE_TIER = [
@@ -149,16 +148,16 @@ judge_model = None       # None: gpt-4o-mini for OpenAI models, else the model i
 gold_model = None        # None: the judge model derives the gold answers that options do not carry
 tolerance = 0.02         # relative tolerance of the numeric grading
 """),
-    setup("from IPython.display import display", "from cfa_lib.experiments import three_tier"),
+    setup("from IPython.display import display", "from cfa_lib.experiments.three_tier import THREE_TIER"),
     md("## Run"),
-    code(JUDGED_SETTINGS + "data, path = run_or_load(three_tier, settings, results_path, gold_model=gold_model)"),
+    code(JUDGED_SETTINGS + "run = run_or_load(THREE_TIER, settings, results_path, gold_model=gold_model)"),
     md("## Level distribution"),
-    code("display(tables.three_tier_levels(data))\ntables.three_tier_accuracy(data)"),
-    code("figures.three_tier_figure(by_model(data))"),
+    code("display(notebook_tables.three_tier_levels(run))\nnotebook_tables.three_tier_accuracy(run)"),
+    code("figures.three_tier_figure(by_model(run))"),
     md("## Why the C answers are wrong"),
-    code("figures.error_categories_figure(by_model(data))"),
+    code("figures.error_categories_figure(by_model(run))"),
     md("## Worked examples, level by level"),
-    code("tables.three_tier_examples(data)"),
+    code("notebook_tables.three_tier_examples(run)"),
 ]
 
 COUNTERFACTUAL = [
@@ -181,13 +180,13 @@ formula, under the same checks. Nothing a model says about the new answer is tru
 generator_model = None   # None: gpt-4o for OpenAI models (as in the study), else the model itself
 perturbation_levels = [1, 2, 3]  # any of 1, 2, 3
 """),
-    setup("from IPython.display import display", "from cfa_lib.experiments import counterfactual"),
+    setup("from IPython.display import display", "from cfa_lib.experiments.counterfactual import COUNTERFACTUAL"),
     md("## Run"),
     code("""
 settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed,
                     max_concurrency=max_concurrency, batch=batch, max_cost_usd=max_cost_usd)
-data, path = run_or_load(counterfactual, settings, results_path, generator_model=generator_model,
-                         perturbation_levels=perturbation_levels)
+run = run_or_load(COUNTERFACTUAL, settings, results_path, generator_model=generator_model,
+                  perturbation_levels=perturbation_levels)
 """),
     md("""
 ## Coverage: which questions could be perturbed and verified
@@ -197,16 +196,16 @@ nothing (each reviewed, with its reason in `datasets/templates/`), and the compu
 verified template or the reason none could be written faithfully. The last rows count this run's valid
 perturbations. The next two tables give this run's status per level and why items were not valid.
 """),
-    code("display(tables.template_coverage(dataset, data))\ndisplay(tables.counterfactual_coverage(data))\n"
-         "tables.counterfactual_reasons(data)"),
+    code("display(notebook_tables.template_coverage(dataset, run))\n"
+         "display(notebook_tables.counterfactual_coverage(run))\nnotebook_tables.counterfactual_reasons(run)"),
     md("## Where the perturbations came from, and the flipped keys"),
-    code("tables.counterfactual_flips(data)"),
+    code("notebook_tables.counterfactual_flips(run)"),
     md("## Accuracy on the originals and on their perturbations\n\nBoth on the same questions; the "
        "memorization gap is their difference, tested with McNemar's test on the pairs."),
-    code("tables.counterfactual_accuracy(data)"),
-    code("figures.counterfactual_figure(by_model(data))"),
+    code("notebook_tables.counterfactual_accuracy(run)"),
+    code("figures.counterfactual_figure(by_model(run))"),
     md("## Memorization suspects\n\nRight on the original, wrong once its numbers changed."),
-    code("tables.counterfactual_suspects(data)"),
+    code("notebook_tables.counterfactual_suspects(run)"),
 ]
 
 PAPER_FIGURES = [
@@ -219,7 +218,7 @@ per experiment, model and dataset under `results_dir` (written by notebooks 01�
 **imported from the original study (taiwanfifi/CFA_essay)** and labelled "(reference)".
 
 Every number is recomputed from the rows of the results files by the experiment modules of `cfa_lib`;
-the figures are drawn by `cfa_lib.report.figures` and the tables by `cfa_lib.report.tables`. Figures are
+the figures are drawn by `cfa_lib.report.figures` and the tables by `cfa_lib.report.paper_tables`. Figures are
 saved as PDF (for the paper) and PNG in `figures_dir`; the raw values of each table are saved as CSV in
 `tables_dir`.
 """),
@@ -236,12 +235,12 @@ One row per results file: the label used in the tables and figures, where the fi
 many questions it holds.
 """),
     code("""
-from cfa_lib.report import figures, tables
+from cfa_lib.report import figures, paper_tables
 from cfa_lib.report.runs import collect_all
 
 figures.use_style()
 runs = collect_all(results_dir, include_reference)
-tables.runs_overview(runs)
+paper_tables.runs_overview(runs)
 """),
     md("""
 ## The original study's runs, as published and re-graded
@@ -252,7 +251,7 @@ provide the options") is not a correct answer; an empty answer or a missing lett
 counted; a gold number that is not the key's is replaced by the key's or its row excluded; a perturbation
 that recorded no change is not valid. The table counts the rows each rule changed.
 """),
-    code("tables.regrade_changes(runs)"),
+    code("paper_tables.regrade_changes(runs)"),
     md("""
 ## Option bias (Table P1a, Figure 1)
 
@@ -262,7 +261,7 @@ answers were obtained; its interval is a paired bootstrap. *b* counts the questi
 only with the options, *c* those answered correctly only without them; McNemar's test asks whether
 *b* and *c* differ by more than chance (χ² with continuity correction, and the exact binomial p).
 """),
-    code('tables.table("table_p1_option_bias", runs, tables_dir)'),
+    code('paper_tables.table("table_p1_option_bias", runs, tables_dir)'),
     code('figures.figure("fig1_option_bias", runs, figures_dir)'),
     md("""
 **Figure 1.** Accuracy with and without the answer choices, per model (n: paired questions). Error
@@ -276,7 +275,7 @@ The open answers (Format B) are graded on three levels: **A** exact (within tole
 directional (right approach and magnitude under a different defensible assumption) and **C**
 incorrect. Strict accuracy counts A only; lenient accuracy counts A and B.
 """),
-    code('tables.table("table_p1_three_tier", runs, tables_dir)'),
+    code('paper_tables.table("table_p1_three_tier", runs, tables_dir)'),
     code('figures.figure("fig2_three_tier", runs, figures_dir)'),
     md("""
 **Figure 2.** Share of open answers at each level, per model (n: graded answers). The right edge of
@@ -291,7 +290,7 @@ changed and the new correct answer is computed and verified. The memorization ga
 the original questions minus the accuracy on their perturbed versions, over the questions whose
 perturbation was valid.
 """),
-    code('tables.table("table_counterfactual", runs, tables_dir)'),
+    code('paper_tables.table("table_counterfactual", runs, tables_dir)'),
     md("""
 **How much of CFA-Easy the test reaches.** The original study's generator changed the numbers of 702 (and
 638) questions at level 1. For a third of those "valid" perturbations it recorded no change or said nothing
@@ -300,14 +299,13 @@ new answer was checked by code ("unchecked" below). This toolkit perturbs only t
 verified template and computes every new answer itself; notebook 03's census says why each other question
 is left out.
 """),
-    code("tables.counterfactual_reach(runs)"),
+    code("paper_tables.counterfactual_reach(runs)"),
     code('figures.figure("fig3_counterfactual", runs, figures_dir)'),
     md("""
 **Figure 3.** Accuracy on the original questions and on their perturbed versions, per model and
-perturbation level (n: valid perturbations with both answers graded), with 95% Wilson intervals where
-the results file allows them. Above each pair: the memorization gap in percentage points. The original
-study's files only record the accuracy over all questions, so for them the first bar is that accuracy
-(the legend says so).
+perturbation level (n: valid perturbations with both answers graded), with 95% Wilson intervals; the
+original accuracy is taken on the same questions as the perturbed one. Above each pair: the memorization
+gap in percentage points.
 """),
     md("""
 ## Error categories of the incorrect answers (Figure 4)
@@ -315,7 +313,7 @@ study's files only record the accuracy over all questions, so for them the first
 Every Level C answer is given one error category by the judge. The table gives counts and, in
 parentheses, the share of that model's categorised Level C answers.
 """),
-    code('tables.table("table_error_categories", runs, tables_dir)'),
+    code('paper_tables.table("table_error_categories", runs, tables_dir)'),
     code('figures.figure("fig4_error_categories", runs, figures_dir)'),
     md("""
 **Figure 4.** What went wrong in the incorrect (Level C) answers: share of each error category per
@@ -329,7 +327,7 @@ A few questions per run that were answered correctly with the choices and incorr
 with the beginning of the answer given without the choices. The original study stored these answers cut
 short.
 """),
-    code('tables.biased_examples(runs["option_bias"])'),
+    code('paper_tables.biased_examples(runs["option_bias"])'),
 ]
 
 # The cells of each notebook, by the file name the registry gives it.
@@ -347,7 +345,7 @@ def render(file_name: str) -> str:
     return json.dumps(notebook(file_name, cells), indent=1, ensure_ascii=False) + "\n"
 
 
-def write_all(directory: Path = NOTEBOOKS) -> list[Path]:
+def write_all(directory: Path = NOTEBOOKS_DIR) -> list[Path]:
     """Write every notebook of the registry, plus the figures notebook; return their paths."""
     missing = {e.notebook for e in EXPERIMENTS.values()} - set(SOURCES)
     if missing:

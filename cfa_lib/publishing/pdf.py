@@ -8,10 +8,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from cfa_lib.paths import BUILD_DIR
 from cfa_lib.publishing import BookBuildError
-from cfa_lib.results import PROJECT_ROOT
 
-PDF_PATH = PROJECT_ROOT / "build" / "book.pdf"
+PDF_PATH = BUILD_DIR / "book.pdf"
 
 
 def printable_page(html_dir: Path) -> Path:

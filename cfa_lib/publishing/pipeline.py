@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from cfa_lib.data import DATASET_NAMES
-from cfa_lib.experiments import EXPERIMENTS, FIGURES_NOTEBOOK
+from cfa_lib.experiments.registry import EXPERIMENTS, FIGURES_NOTEBOOK
 from cfa_lib.experiments.variants import check_variants
-from cfa_lib.results import PROJECT_ROOT, results_root, safe_name
+from cfa_lib.paths import BUILD_DIR, NOTEBOOKS_DIR, PROJECT_ROOT, results_root
+from cfa_lib.results import safe_name
 
-NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
 KERNEL_NAME = "python3"
 
 
@@ -76,7 +76,7 @@ def plan(models: Sequence[str], dataset: str, limit: int | None, sample_seed: in
     if not figures_only:
         for i, model in enumerate(models):
             out_dir = (book_root / "book" / "executed" if i == 0
-                       else PROJECT_ROOT / "build" / "runs" / safe_name(model))
+                       else BUILD_DIR / "runs" / safe_name(model))
             params: dict[str, Any] = {"model": model, "dataset": dataset, "limit": limit,
                                       "sample_seed": sample_seed}
             if max_concurrency is not None:
@@ -104,7 +104,7 @@ def use_this_python_as_kernel() -> None:
     """Make papermill's `python3` kernel this interpreter (the venv's), whatever kernels the user has."""
     from ipykernel.kernelspec import write_kernel_spec
 
-    kernels = PROJECT_ROOT / "build" / "jupyter"
+    kernels = BUILD_DIR / "jupyter"
     spec = kernels / "kernels" / KERNEL_NAME
     shutil.rmtree(spec, ignore_errors=True)  # written afresh: the venv may have moved since the last run
     # the kernel talks to papermill on loopback only; its warning that TCP is unencrypted would reach every

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cfa_lib.paths import PROJECT_ROOT
 from cfa_lib.publishing.pages import EXECUTED
-from cfa_lib.results import PROJECT_ROOT
 
 TOC_PATH = PROJECT_ROOT / "_toc.yml"
 HEADER = """\

@@ -1,8 +1,8 @@
 """Every figure, in one publication style, and saving them for the paper (PDF) and the book (PNG).
 
-Every drawing function takes plain summary dicts (label → the experiment's summary), so a figure can be
-drawn from our results files, from the original study's files, or from numbers typed into a test alike.
-Accuracies are fractions in the summaries and percent on the axes.
+Every drawing function takes typed summaries by label (label → the experiment's summary), so a figure is
+drawn alike from our results files and from the original study's. Accuracies are fractions in the
+summaries and percent on the axes.
 """
 
 from __future__ import annotations
@@ -19,19 +19,23 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from cfa_lib.experiments.counterfactual_summary import CounterfactualSummary
+from cfa_lib.experiments.option_bias_summary import OptionBiasSummary
+from cfa_lib.experiments.registry import experiment_showing
+from cfa_lib.experiments.three_tier_summary import ThreeTierSummary
+from cfa_lib.paths import resolve
 from cfa_lib.report.format import format_p, percent_value
-from cfa_lib.report.runs import Run, experiment_showing, resolve
+from cfa_lib.report.runs import Run
 from cfa_lib.report.runs import summaries as label_summaries
 from cfa_lib.report.shaping import (
     LEVEL_LABELS,
     PERTURBATION_NAMES,
+    VARIANT_LABELS,
     category_order,
     error_category_shares,
     pretty_category,
     share_models,
 )
-
-Summary = Mapping[str, Any]
 
 FULL_WIDTH = 6.5  # inches: the text width of a one-column journal page
 COLORS = sns.color_palette("colorblind")
@@ -85,17 +89,10 @@ def save_figure(fig: Figure, name: str, directory: str | Path) -> list[Path]:
 
 # Helpers -----------------------------------------------------------------------------------------------
 
-def _require(summaries: Mapping[str, Summary], what: str) -> None:
+def _require(summaries: Mapping[str, Any], what: str) -> None:
     if not summaries:
         raise ValueError(f"No {what} runs to plot: run the experiment's notebook or include the reference "
                          "runs.")
-
-
-def _n(summary: Summary, *keys: str) -> int | None:
-    for key in keys:
-        if summary.get(key) is not None:
-            return int(summary[key])
-    return None
 
 
 def _group_label(label: str, n: int | None) -> str:
@@ -129,6 +126,14 @@ def _value_labels(ax, bars, intervals: Sequence[Sequence[float] | None]) -> None
         top = max(height, 100 * float(ci[1])) if ci is not None else height
         ax.text(bar.get_x() + bar.get_width() / 2, top + 1.2, f"{height:.1f}", ha="center", va="bottom",
                 fontsize=7, color="#222222", zorder=4)
+
+
+def _bar_pair(rows: list[dict[str, Any]], intervals: dict[str, list], group: str,
+              bars: Sequence[tuple[str, float | None, Sequence[float] | None]]) -> None:
+    """One group's bars, (condition, accuracy, 95% interval) each, as rows of the plotted table."""
+    for condition, value, interval in bars:
+        rows.append({"group": group, "condition": condition, "accuracy": percent_value(value)})
+        intervals[condition].append(interval)
 
 
 def _finished(fig: Figure) -> Figure:
@@ -167,40 +172,37 @@ def _legend_on_top(ax, ncol: int, title: str | None = None) -> None:
 
 # Figure 1: option bias ---------------------------------------------------------------------------------
 
-def option_bias_figure(summaries: Mapping[str, Summary]) -> Figure:
+def option_bias_figure(summaries: Mapping[str, OptionBiasSummary]) -> Figure:
     """Accuracy with and without the answer choices per model, with 95% intervals and McNemar's test."""
     _require(summaries, "option-bias")
     # a run with no question answered in both formats has no bar to draw (seaborn drops NaN bars)
-    empty = [label for label, s in summaries.items() if not s.get("n_paired")]
-    summaries = {label: s for label, s in summaries.items() if s.get("n_paired")}
+    empty = [label for label, s in summaries.items() if not s.n_paired]
+    summaries = {label: s for label, s in summaries.items() if s.n_paired}
     if not summaries:
         return empty_figure(f"No question of {', '.join(empty)} has a graded answer in both formats "
                             "(failed, cut short or set aside): nothing to compare.")
     rows, intervals = [], {c: [] for c in CONDITION_COLORS}
     groups = []
     for label, s in summaries.items():
-        group = _group_label(label, _n(s, "n_paired", "n_questions"))
-        groups.append(group)
-        for condition, key in (("with options", "accuracy_with_options"),
-                               ("without options", "accuracy_without_options")):
-            rows.append({"model": group, "condition": condition, "accuracy": percent_value(s.get(key))})
-            intervals[condition].append(s.get(f"{key}_ci"))
+        groups.append(_group_label(label, s.n_paired))
+        _bar_pair(rows, intervals, groups[-1], (("with options", s.accuracy_with_options, s.accuracy_with_options_ci),
+                                                ("without options", s.accuracy_without_options,
+                                                 s.accuracy_without_options_ci)))
     data = pd.DataFrame(rows)
     with publication_style():
         fig, ax = plt.subplots(figsize=(max(3.4, min(FULL_WIDTH, 1.5 + 1.35 * len(groups))), 3.3))
-        sns.barplot(data=data, x="model", y="accuracy", hue="condition", order=groups,
+        sns.barplot(data=data, x="group", y="accuracy", hue="condition", order=groups,
                     hue_order=list(CONDITION_COLORS), palette=CONDITION_COLORS, errorbar=None, ax=ax,
                     width=0.7, saturation=1)
         for container, condition in zip(list(ax.containers), CONDITION_COLORS, strict=True):
             _error_bars(ax, container, intervals[condition])
             _value_labels(ax, container, intervals[condition])
         for i, s in enumerate(summaries.values()):
-            mc = s.get("mcnemar_test") or {}
-            bias, ci = s.get("option_bias"), s.get("option_bias_ci")
+            bias, ci = s.option_bias, s.option_bias_ci
             text = f"bias {percent_value(bias):+.1f} pp" if bias is not None else "bias n/a"
             if ci is not None:
                 text += f"\n95% CI [{percent_value(ci[0]):.1f}, {percent_value(ci[1]):.1f}]"
-            ax.text(i, 107, f"{text}\nMcNemar {format_p(mc.get('p_value'))}", ha="center", va="bottom",
+            ax.text(i, 107, f"{text}\nMcNemar {format_p(s.mcnemar_test.p_value)}", ha="center", va="bottom",
                     fontsize=7.5 if len(groups) <= 4 else 6.5)
         _accuracy_axes(ax, top=128)
         fig.tight_layout()
@@ -209,7 +211,7 @@ def option_bias_figure(summaries: Mapping[str, Summary]) -> Figure:
 
 # Figure 2: three-tier grading --------------------------------------------------------------------------
 
-def three_tier_figure(summaries: Mapping[str, Summary]) -> Figure:
+def three_tier_figure(summaries: Mapping[str, ThreeTierSummary]) -> Figure:
     """Stacked levels A/B/C per model; the A edge is strict accuracy, the B edge lenient accuracy."""
     _require(summaries, "three-tier")
     labels = list(summaries)
@@ -218,7 +220,7 @@ def three_tier_figure(summaries: Mapping[str, Summary]) -> Figure:
         y = list(range(len(labels)))
         left = [0.0] * len(labels)
         for level, color in LEVEL_COLORS.items():
-            widths = [percent_value((s.get("level_rates") or {}).get(level)) for s in summaries.values()]
+            widths = [percent_value(s.level_rates[level]) for s in summaries.values()]
             bars = ax.barh(y, widths, left=left, color=color, height=0.62, label=LEVEL_LABELS[level],
                            edgecolor="white", linewidth=0.6)
             for bar, width in zip(bars, widths, strict=True):
@@ -228,18 +230,18 @@ def three_tier_figure(summaries: Mapping[str, Summary]) -> Figure:
                             color="white" if level == "exact" else "#222222")
             left = [a + (0 if math.isnan(b) else b) for a, b in zip(left, widths, strict=True)]
         for i, s in enumerate(summaries.values()):
-            keys = ["strict_accuracy"] + (["lenient_accuracy"] if s.get("lenient_accuracy") != s.get(
-                "strict_accuracy") else [])  # no Level B: one edge, one interval
-            for key in keys:
-                ci = s.get(f"{key}_ci")
-                if ci is not None and s.get(key) is not None:
-                    value = percent_value(s[key])  # in the lower half of the bar, below the percentages
+            edges = [(s.strict_accuracy, s.strict_accuracy_ci)] + ([(s.lenient_accuracy, s.lenient_accuracy_ci)]
+                                                                   if s.lenient_accuracy != s.strict_accuracy
+                                                                   else [])  # no Level B: one edge, one interval
+            for accuracy, ci in edges:
+                if ci is not None and accuracy is not None:
+                    value = percent_value(accuracy)  # in the lower half of the bar, below the percentages
                     low, high = max(value - percent_value(ci[0]), 0), max(percent_value(ci[1]) - value, 0)
                     ax.errorbar(value, i + 0.16, xerr=[[low], [high]],
                                 fmt="none", ecolor="#222222", elinewidth=0.9, capsize=2.5, zorder=3)
-            ax.text(101.5, i, f"strict {percent_value(s.get('strict_accuracy')):.1f}%\nlenient "
-                    f"{percent_value(s.get('lenient_accuracy')):.1f}%", va="center", ha="left", fontsize=7.5)
-        ticks = [_group_label(label, _n(s, "n_graded", "n_questions")) for label, s in summaries.items()]
+            ax.text(101.5, i, f"strict {percent_value(s.strict_accuracy):.1f}%\nlenient "
+                    f"{percent_value(s.lenient_accuracy):.1f}%", va="center", ha="left", fontsize=7.5)
+        ticks = [_group_label(label, s.n_graded) for label, s in summaries.items()]
         ax.set_yticks(y, ticks)
         ax.invert_yaxis()
         ax.set_xlim(0, 100)
@@ -253,37 +255,27 @@ def three_tier_figure(summaries: Mapping[str, Summary]) -> Figure:
 
 # Figure 3: counterfactual ------------------------------------------------------------------------------
 
-def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
+def counterfactual_figure(summaries: Mapping[str, CounterfactualSummary]) -> Figure:
     """Accuracy on the original questions versus their perturbed versions, per level and model.
 
     The original accuracy is taken on the same questions whose perturbation was valid, so each pair of
-    bars compares like with like (the study's file only has the accuracy on all questions: that is used
-    and the figure says so in its axis label).
+    bars compares like with like.
     """
     _require(summaries, "counterfactual")
     rows, intervals, gaps, groups = [], {c: [] for c in COUNTERFACTUAL_COLORS}, [], []
-    same_questions = all("accuracy_original_on_valid" in lv for s in summaries.values()
-                         for lv in (s.get("perturbation_levels") or {}).values())
-    names = {"original question": "original question" + ("" if same_questions else " (all questions)"),
-             "perturbed question": "perturbed question"}
     not_shown: list[str] = []
     for label, s in summaries.items():
-        for level, lv in sorted((s.get("perturbation_levels") or {}).items()):
-            if lv.get("n_paired", lv.get("n_valid")) == 0:
+        for level, lv in sorted(s.perturbation_levels.items()):
+            if lv.n_paired == 0:
                 not_shown.append(f"{label} (level {level})")
                 continue  # no valid perturbation answered at this level: nothing to compare
             name = PERTURBATION_NAMES.get(str(level), "")
             level_name = _wrap(f"level {level}: {name}", 12)
-            group = f"{_wrap(label)}\n{level_name}\n(n = {lv.get('n_paired', lv.get('n_valid'))})"
-            groups.append(group)
-            original = lv.get("accuracy_original_on_valid", s.get("accuracy_original"))
-            original_ci = lv.get("accuracy_original_on_valid_ci") if "accuracy_original_on_valid" in lv else \
-                s.get("accuracy_original_ci")
-            for condition, value, ci in (("original question", original, original_ci),
-                                         ("perturbed question", lv.get("accuracy"), lv.get("accuracy_ci"))):
-                rows.append({"group": group, "condition": names[condition], "accuracy": percent_value(value)})
-                intervals[condition].append(ci)
-            gaps.append(lv.get("memorization_gap"))
+            groups.append(f"{_wrap(label)}\n{level_name}\n(n = {lv.n_paired})")
+            _bar_pair(rows, intervals, groups[-1], (
+                ("original question", lv.accuracy_original_on_valid, lv.accuracy_original_on_valid_ci),
+                ("perturbed question", lv.accuracy, lv.accuracy_ci)))
+            gaps.append(lv.memorization_gap)
     if not rows:
         return empty_figure("No valid perturbation was answered at any level: nothing to compare "
                             "(see the coverage table).")
@@ -291,8 +283,7 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
     with publication_style():
         fig, ax = plt.subplots(figsize=(max(3.4, min(FULL_WIDTH, 1.5 + 1.5 * len(groups))), 3.5))
         sns.barplot(data=data, x="group", y="accuracy", hue="condition", order=groups,
-                    hue_order=list(names.values()),
-                    palette=dict(zip(names.values(), COUNTERFACTUAL_COLORS.values(), strict=True)),
+                    hue_order=list(COUNTERFACTUAL_COLORS), palette=COUNTERFACTUAL_COLORS,
                     errorbar=None, ax=ax, width=0.7, saturation=1)
         for container, condition in zip(list(ax.containers), COUNTERFACTUAL_COLORS, strict=True):
             _error_bars(ax, container, intervals[condition])
@@ -309,7 +300,7 @@ def counterfactual_figure(summaries: Mapping[str, Summary]) -> Figure:
 
 # Figure 4: error categories ----------------------------------------------------------------------------
 
-def error_categories_figure(summaries: Mapping[str, Summary]) -> Figure:
+def error_categories_figure(summaries: Mapping[str, ThreeTierSummary]) -> Figure:
     """What went wrong in the Level C answers: the share of each error category per model."""
     _require(summaries, "three-tier")
     shares = error_category_shares(summaries)
@@ -343,24 +334,19 @@ def error_categories_figure(summaries: Mapping[str, Summary]) -> Figure:
 
 # Where the inflation comes from: the answer-format variants of notebook 01 ----------------------------
 
-VARIANT_NAMES = {"options_only": "options only", "none_of_the_above": "none of the above",
-                 "shuffled": "shuffled", "reason_then_choose": "reason, then choose"}
-
-
-def variants_figure(summaries: Mapping[str, Summary]) -> Figure:
+def variants_figure(summaries: Mapping[str, OptionBiasSummary]) -> Figure:
     """Accuracy per model in Format A (MCQ), Format B (open) and each answer-format variant, with 95% Wilson
     intervals; a dashed chance line over options only; beside it, the shuffled run's answered letters
-    against its keys' letters (position bias). Summaries carry the variants under "variants"."""
+    against its keys' letters (position bias). Summaries carry the variants (`runs.variants_by_model`)."""
     _require(summaries, "option-bias")
-    names = [n for n in VARIANT_NAMES if any(n in (s.get("variants") or {}) for s in summaries.values())]
+    names = [n for n in VARIANT_LABELS if any(n in s.variants for s in summaries.values())]
     if not names:
         return empty_figure("This run asked no answer-format variant: set the parameter variants, e.g. "
                             "papermill ... -p variants '[\"options_only\", \"shuffled\"]'.")
-    conditions = ["MCQ (Format A)", "open (Format B)", *(VARIANT_NAMES[n] for n in names)]
+    conditions = ["MCQ (Format A)", "open (Format B)", *(VARIANT_LABELS[n] for n in names)]
     colors = dict(zip(conditions, [COLORS[0], COLORS[1], *(COLORS[i] for i in (2, 4, 8, 9))], strict=False))
-    shuffled = {label: (s.get("variants") or {}).get("shuffled", {}).get("letter_distribution")
-                for label, s in summaries.items()}
-    shuffled = {label: d for label, d in shuffled.items() if d and d.get("n")}
+    shuffled = {label: s.variants["shuffled"].letter_distribution for label, s in summaries.items()
+                if "shuffled" in s.variants and s.variants["shuffled"].letter_distribution.n}
     width = 0.8 / len(conditions)
     with publication_style():
         if shuffled:
@@ -368,22 +354,24 @@ def variants_figure(summaries: Mapping[str, Summary]) -> Figure:
         else:
             fig, ax = plt.subplots(figsize=(FULL_WIDTH, 3.4))
         for i, s in enumerate(summaries.values()):
-            variants = s.get("variants") or {}
-            values = [(s.get("accuracy_with_options"), s.get("accuracy_with_options_ci")),
-                      (s.get("accuracy_without_options"), s.get("accuracy_without_options_ci")),
-                      *((variants.get(n, {}).get("accuracy"), variants.get(n, {}).get("accuracy_ci")) for n in names)]
+            variants = s.variants
+            values = [(s.accuracy_with_options, s.accuracy_with_options_ci),
+                      (s.accuracy_without_options, s.accuracy_without_options_ci),
+                      *((variants[n].accuracy, variants[n].accuracy_ci) if n in variants else (None, None)
+                        for n in names)]
             for j, (condition, (value, interval)) in enumerate(zip(conditions, values, strict=True)):
                 x = i - 0.4 + width * (j + 0.5)
                 bars = ax.bar([x], [percent_value(value)], width=width * 0.92, color=colors[condition],
                               label=condition if i == 0 else None)
                 _error_bars(ax, bars, [interval])
                 _value_labels(ax, bars, [interval])
-                if condition == "options only" and variants.get("options_only", {}).get("chance_level"):
-                    chance = 100 * variants["options_only"]["chance_level"]
+                if condition == VARIANT_LABELS["options_only"] and "options_only" in variants \
+                        and variants["options_only"].chance_level:
+                    chance = 100 * variants["options_only"].chance_level
                     ax.hlines(chance, x - width / 2, x + width / 2, colors="#222222", linestyles="--",
                               linewidth=1.0, zorder=4, label="chance (options only)" if i == 0 else None)
         ax.set_xticks(range(len(summaries)),
-                      [_group_label(label, _n(s, "n_paired", "n_questions")) for label, s in summaries.items()])
+                      [_group_label(label, s.n_paired) for label, s in summaries.items()])
         ax.set_xlim(-0.5, len(summaries) - 0.5)
         ax.set_ylim(0, 112)
         ax.set_yticks(range(0, 101, 20))
@@ -395,12 +383,12 @@ def variants_figure(summaries: Mapping[str, Summary]) -> Figure:
         ax.legend([handles[k] for k in order], [labels[k] for k in order], loc="lower center",
                   bbox_to_anchor=(0.5, 1.01), ncol=3, frameon=False)
         if shuffled:
-            letters = sorted({letter for d in shuffled.values() for letter in d["answers"]})
+            letters = sorted({letter for d in shuffled.values() for letter in d.answers})
             series = []  # (name, counts, color): the keys' letters in grey beside the answered letters
             for m, (label, d) in enumerate(shuffled.items()):
                 suffix = "" if len(shuffled) == 1 else f" ({label})"
-                series += [(f"keys{suffix}", d["keys"], "#b8b8b8"),
-                           (f"answered{suffix}", d["answers"], colors["shuffled"] if m == 0 else COLORS[m])]
+                answered = colors[VARIANT_LABELS["shuffled"]] if m == 0 else COLORS[m]
+                series += [(f"keys{suffix}", d.keys, "#b8b8b8"), (f"answered{suffix}", d.answers, answered)]
             step = 0.8 / len(series)
             for k, (name, counts, color) in enumerate(series):
                 total = sum(counts.values()) or 1
@@ -418,7 +406,7 @@ def variants_figure(summaries: Mapping[str, Summary]) -> Figure:
 
 
 # Each paper figure by name; which experiment's runs it draws comes from the registry.
-FIGURES: dict[str, Callable[[Mapping[str, Summary]], Figure]] = {
+FIGURES: dict[str, Callable[[Mapping[str, Any]], Figure]] = {
     "fig1_option_bias": option_bias_figure,
     "fig2_three_tier": three_tier_figure,
     "fig3_counterfactual": counterfactual_figure,
@@ -429,7 +417,7 @@ FIGURES: dict[str, Callable[[Mapping[str, Summary]], Figure]] = {
 def figure(name: str, runs: Mapping[str, Sequence[Run]], figures_dir: str | Path | None = None
            ) -> Figure | None:
     """Draw one of the paper's figures, save it as PDF and PNG, and return it (None when there is no run)."""
-    experiment = experiment_showing(name)
+    experiment = experiment_showing(name).name
     group = runs.get(experiment, [])
     if not group:
         print(f"{name}: no {experiment} runs found, so no figure (run its notebook or include the "

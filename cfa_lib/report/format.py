@@ -41,6 +41,10 @@ def count(value: Any) -> str:
     return DASH if value is None else str(int(value))
 
 
+def text(value: Any) -> str:
+    return DASH if value is None else str(value)
+
+
 def count_pct(value: tuple[Any, Any] | None) -> str:
     """A count with its share: (147, 0.1424) → "147 (14.2%)"."""
     return DASH if value is None else f"{int(value[0])} ({pct(value[1])})"

@@ -2,23 +2,25 @@
 
 A figure or table must say where each number comes from, so every run carries a label that tells our
 runs from the original study's ("gpt-4o-mini (reference)") and a source line. Tables and figures take
-plain summary dicts (label → summary): `summaries` of collected runs, or `by_model` of one loaded run.
+typed summaries by label: `summaries` of collected runs, or `by_model` of one loaded run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cfa_lib.experiments import EXPERIMENTS, experiment
-from cfa_lib.results import PROJECT_ROOT, latest_runs, reference_files
+from cfa_lib.experiments.contract import Summary
+from cfa_lib.experiments.loading import LoadedRun, latest_runs, load_run, reference_files
+from cfa_lib.experiments.option_bias_summary import OptionBiasSummary
+from cfa_lib.experiments.registry import EXPERIMENTS, experiment
+from cfa_lib.experiments.variants import summarize_variants
+from cfa_lib.paths import resolve
 
 REFERENCE_SOURCE = "imported from the original study (taiwanfifi/CFA_essay)"
 OWN_SOURCE = "this toolkit"
-
-Summary = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -27,43 +29,30 @@ class Run:
 
     experiment: str
     label: str
-    path: Path
+    loaded: LoadedRun
     reference: bool
-    data: dict[str, Any]
     as_published: bool = False  # the file's own verdicts, shown beside this toolkit's re-grading
 
     @property
-    def summary(self) -> dict[str, Any]:
-        if self.as_published:
-            return self.data["recomputed_as_published"]
-        return self.data.get("recomputed_summary") or self.data["summary"]
+    def summary(self) -> Any:
+        return self.loaded.as_published if self.as_published else self.loaded.summary
 
     @property
-    def metadata(self) -> dict[str, Any]:
-        return self.data["metadata"]
+    def rows(self) -> list[Any]:
+        """The file's rows, as written (the study's verdicts in an imported file)."""
+        return self.loaded.rows
+
+    @property
+    def metadata(self) -> Any:
+        return self.loaded.metadata
+
+    @property
+    def path(self) -> Path:
+        return self.loaded.path
 
     @property
     def source(self) -> str:
         return REFERENCE_SOURCE if self.reference else OWN_SOURCE
-
-
-def resolve(path: str | Path) -> Path:
-    """Relative paths are relative to the project root, so a notebook gives the same answer from any cwd."""
-    path = Path(path)
-    return path if path.is_absolute() else PROJECT_ROOT / path
-
-
-def load_run(name: str, path: Path) -> dict[str, Any]:
-    """The experiment module's `load`: the file validated and its summary recomputed from the rows."""
-    return experiment(name).module.load(path)
-
-
-def experiment_showing(item: str) -> str:
-    """The experiment whose runs a paper table or figure draws, as the registry lists it."""
-    for entry in EXPERIMENTS.values():
-        if item in entry.tables or item in entry.figures:
-            return entry.name
-    raise ValueError(f"{item!r} is no table or figure of the registry's experiments.")
 
 
 def model_label(model: str) -> str:
@@ -74,24 +63,24 @@ def model_label(model: str) -> str:
 
 def collect_runs(name: str, results_dir: str | Path = "results", include_reference: bool = True) -> list[Run]:
     """Our latest run per model and dataset, then (optionally) the original study's runs."""
-    paths = [(p, False) for p in latest_runs(name, resolve(results_dir))]
+    entry = experiment(name)
+    paths = [(p, False) for p in latest_runs(entry, resolve(results_dir))]
     if include_reference:
-        paths += [(p, True) for p in reference_files(name)]
-    loaded = [(path, reference, load_run(name, path)) for path, reference in paths]
-    datasets = {str(data["metadata"].get("dataset")) for _, _, data in loaded}
+        paths += [(p, True) for p in reference_files(entry)]
+    loaded = [(reference, load_run(entry, path)) for path, reference in paths]
+    datasets = {run.dataset for _, run in loaded}
     runs = []
-    for path, reference, data in loaded:
-        meta = data["metadata"]
-        label = model_label(str(meta.get("model", path.parent.name)))
+    for reference, run in loaded:
+        label = model_label(run.model)
         if len(datasets) > 1:
-            label += f" · {meta.get('dataset')}"
-        if reference and data.get("regrade_changes"):  # both figures, side by side
-            runs.append(Run(name, f"{label} (reference, as published)", path, True, data, as_published=True))
-            runs.append(Run(name, f"{label} (reference, re-graded)", path, True, data))
+            label += f" · {run.dataset}"
+        if reference and run.regrade_changes:  # both figures, side by side
+            runs.append(Run(name, f"{label} (reference, as published)", run, True, as_published=True))
+            runs.append(Run(name, f"{label} (reference, re-graded)", run, True))
             continue
         if reference:
             label += " (reference)"
-        runs.append(Run(name, label, path, reference, data))
+        runs.append(Run(name, label, run, reference))
     return runs
 
 
@@ -106,19 +95,18 @@ def collect_all(results_dir: str | Path = "results", include_reference: bool = T
     return runs
 
 
-def summaries(runs: Sequence[Run]) -> dict[str, dict[str, Any]]:
+def summaries(runs: Sequence[Run]) -> dict[str, Any]:
     """{label: summary} of collected runs, the shape every table and figure takes."""
     return {run.label: run.summary for run in runs}
 
 
-def by_model(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def by_model(run: LoadedRun) -> dict[str, Summary]:
     """{model: summary} of one loaded run, the shape every table and figure takes."""
-    return {model_label(str(data["metadata"]["model"])): data["recomputed_summary"]}
+    return {model_label(run.model): run.summary}
 
 
-def variants_by_model(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """`by_model` with the answer-format variants recomputed from the run's rows under "variants" ({} when
-    the run asked none): the shape `figures.variants_figure` takes."""
-    from cfa_lib.experiments.variants import recomputed
-
-    return {label: {**summary, "variants": recomputed(data)} for label, summary in by_model(data).items()}
+def variants_by_model(run: LoadedRun) -> dict[str, OptionBiasSummary]:
+    """`by_model` with the answer-format variants recomputed from the run's rows (none when the run asked
+    none): the shape `figures.variants_figure` takes."""
+    return {label: summary.with_facts(variants=summarize_variants(run.rows))
+            for label, summary in by_model(run).items()}

@@ -1,0 +1,132 @@
+"""The experiment contract: what every experiment gives the runner, the loader and the report.
+
+After openai/simple-evals (an eval is an object the runner calls) and inspect_ai (a task is a dataset, a
+solver and a scorer): an experiment is a subclass of `Experiment` that says
+
+* its options, one `Parameters` model checked once (`Options`), and its results row (`Row`);
+* `requests`: what the subject is asked for a list of questions, keyed by (question id, role);
+* `grade`: the subject's answers graded into rows, asking judges or further questions through the run's
+  `Session`, with the run's facts the rows cannot give back (a judge's calibration);
+* `summarize`: rows into the experiment's typed summary (a frozen `Summary`);
+* `regrade`: this toolkit's rules on rows another grader wrote (the original study's files).
+
+`execute.execute` owns everything else (estimate, usage, metadata, writing), `loading.load_run` the
+reading back, and the registry (`registry.EXPERIMENTS`) holds one object per experiment.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
+
+from cfa_lib.data import Question
+from cfa_lib.experiments.judging import JudgeAgreement, JudgeCalibration
+from cfa_lib.models import Completion, Request
+from cfa_lib.params import Parameters
+from cfa_lib.results import ResultRow
+
+if TYPE_CHECKING:
+    from cfa_lib.experiments.session import Session
+    from cfa_lib.experiments.settings import Settings
+
+Key = Hashable
+
+
+def tally(values: Sequence[Any]) -> dict[str, int]:
+    """How often each value occurs, by its text: the count tables of a summary."""
+    return dict(Counter(str(v) for v in values))
+
+
+def plain(value: Any) -> Any:
+    """A summary's value as JSON writes it: typed parts by their own `to_dict`."""
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Base of every experiment's summary: statistics recomputed from rows (the fields, written in order by
+    `to_dict`), then the run's facts that rows cannot give back (the judge's calibration and agreement, who
+    judged, usage), written after them as they were given."""
+
+    facts: Mapping[str, Any] = field(default_factory=dict, kw_only=True, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        statistics = {f.name: plain(getattr(self, f.name)) for f in fields(self) if f.name != "facts"}
+        return {**statistics, **{name: plain(value) for name, value in self.facts.items()}}
+
+    def with_facts(self, **facts: Any) -> Self:
+        return replace(self, facts={**self.facts, **facts})
+
+    @property
+    def self_judged(self) -> bool | None:
+        return self.facts.get("self_judged")
+
+    @property
+    def judge_calibration(self) -> JudgeCalibration | None:
+        return self.facts.get("judge_calibration")
+
+    @property
+    def judge_agreement(self) -> JudgeAgreement | None:
+        return self.facts.get("judge_agreement")
+
+
+OptionsT = TypeVar("OptionsT", bound=Parameters)
+RowT = TypeVar("RowT", bound=ResultRow)
+SummaryT = TypeVar("SummaryT", bound=Summary)
+
+
+@dataclass(frozen=True)
+class Graded(Generic[RowT]):
+    """What `grade` hands back: the rows, the run's facts for the summary, and extra metadata."""
+
+    rows: list[RowT]
+    facts: dict[str, Any] = field(default_factory=dict)  # written into the summary after the statistics
+    metadata: dict[str, Any] = field(default_factory=dict)  # written into the metadata (gold model, levels)
+
+
+class Experiment(ABC, Generic[OptionsT, RowT, SummaryT]):
+    """One experiment of the study (see the module docstring); the class attributes are its registry entry."""
+
+    name: ClassVar[str]  # folder under results/, `metadata.experiment` in our files
+    card_id: ClassVar[str]  # the original study's experiment card: A5, A1, I1
+    title: ClassVar[str]
+    notebook: ClassVar[str]  # under notebooks/; executed into book/executed/
+    file_names: ClassVar[frozenset[str]]  # accepted `metadata.experiment` values (ours and the study's)
+    reference_prefix: ClassVar[str]  # the study's result files in datasets/reference_runs/
+    tables: ClassVar[tuple[str, ...]] = ()  # paper tables drawn from this experiment's runs (cfa_lib.report)
+    figures: ClassVar[tuple[str, ...]] = ()  # paper figures drawn from this experiment's runs
+    judged: ClassVar[bool] = True  # a judge grades what numbers cannot: the metadata names it
+    Options: type[OptionsT]
+    Row: type[RowT]
+
+    def helper_models(self, settings: Settings, options: OptionsT) -> dict[str, str]:
+        """The models the run calls besides the subject, by role, checked before the first question."""
+        return {name: name for name in settings.judges} if self.judged else {}
+
+    @abstractmethod
+    def requests(self, questions: Sequence[Question], options: OptionsT) -> dict[Key, Request]:
+        """What the subject is asked first, keyed; the cost estimate counts these."""
+
+    def estimated_requests(self, questions: Sequence[Question], options: OptionsT) -> list[Request]:
+        """The subject requests the cost estimate counts (more than `requests` when later ones are known)."""
+        return list(self.requests(questions, options).values())
+
+    @abstractmethod
+    def grade(self, session: Session, answers: Mapping[Key, Completion]) -> Graded[RowT]:
+        """The subject's answers to `requests` graded into rows, in question order."""
+
+    @abstractmethod
+    def summarize(self, rows: Sequence[RowT], metadata: Mapping[str, Any]) -> SummaryT:
+        """The summary recomputed from rows (ours or the study's); `metadata` is the file's."""
+
+    def regrade(self, rows: Sequence[RowT]) -> tuple[list[RowT], dict[str, int]]:
+        """This toolkit's rules on rows another grader wrote, and how many rows each rule changed; the rows
+        given are never changed."""
+        return list(rows), {}

@@ -1,0 +1,88 @@
+"""One run in progress: its settings and options, the questions, a ready client per model, and the calls
+whose usage the results file reports."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cfa_lib.data import Question
+from cfa_lib.experiments import judging
+from cfa_lib.experiments.settings import Settings
+from cfa_lib.models import Completion, Request, complete_keyed, get_client
+from cfa_lib.params import Parameters
+
+
+def ready_client(name: str) -> Any:
+    """A client whose pre-flight check passed: a missing key or server fails before the first question."""
+    client = get_client(name)
+    client.check()
+    return client
+
+
+def usage(completions: Sequence[Completion | None]) -> dict[str, Any]:
+    """Token totals, cost (None when any priced call is unknown) and cache hits of a set of calls."""
+    done = [c for c in completions if c is not None]
+    costs = [c.cost_usd for c in done if not c.cached]
+    return {
+        "n_calls": len(done),
+        "cache_hits": sum(c.cached for c in done),
+        "failed": sum(not c.ok for c in done),
+        "prompt_tokens": sum(c.prompt_tokens or 0 for c in done),
+        "completion_tokens": sum(c.completion_tokens or 0 for c in done),
+        "cost_usd": None if any(cost is None for cost in costs) else round(sum(costs), 6),
+    }
+
+
+class Session:
+    """The clients are made (and checked) when the session starts: the subject first, then the helper models
+    by role (judges by name, the gold model), one client per model name, the subject's reused."""
+
+    def __init__(self, settings: Settings, options: Parameters, questions: Sequence[Question],
+                 helpers: Mapping[str, str]) -> None:
+        self.settings, self.options, self.questions = settings, options, list(questions)
+        self.subject = ready_client(settings.model)
+        self._by_name: dict[str, Any] = {settings.model: self.subject}
+        self._by_role: dict[str, Any] = {"subject": self.subject}
+        for role, name in helpers.items():
+            self.client(name, role)
+        self._calls: dict[str, list[Completion]] = {}
+
+    def client(self, name: str, role: str) -> Any:
+        """The ready client of model `name`, recorded under `role` for the engine's statistics."""
+        if name not in self._by_name:
+            self._by_name[name] = ready_client(name)
+        self._by_role.setdefault(role, self._by_name[name])
+        return self._by_name[name]
+
+    @property
+    def judges(self) -> dict[str, Any]:
+        return {name: self.client(name, name) for name in self.settings.judges}
+
+    def ask(self, requests: Mapping[Any, Request], desc: str, client: Any = None, counted_as: str = "subject"
+            ) -> dict[Any, Completion]:
+        """`{key: completion}` from `client` (default: the subject); the calls count in `counted_as`'s usage."""
+        replies = complete_keyed(client or self.subject, requests, **self.settings.engine(), desc=desc)
+        self._calls.setdefault(counted_as, []).extend(replies.values())
+        return replies
+
+    def ask_panel(self, requests: Mapping[Any, Request]) -> dict[Any, dict[str, Completion]]:
+        """Every judge of the panel answers every request (`{key: {judge: completion}}`), counted as "judge"."""
+        replies = judging.ask_panel(self.judges, requests, **self.settings.engine())
+        self._calls.setdefault("judge", []).extend(c for by_judge in replies.values() for c in by_judge.values())
+        return replies
+
+    def usage(self) -> dict[str, dict[str, Any]]:
+        """Usage per role (subject, judge, ...) in the order the roles were first asked."""
+        return {role: usage(calls) for role, calls in self._calls.items()}
+
+    def engine_stats(self) -> dict[str, Any]:
+        """The engine's record of each client (concurrency history, 429s, batches, spend); a client serving
+        two roles (the subject judging itself) is listed under its first role only."""
+        seen: set[int] = set()
+        stats = {}
+        for role, client in self._by_role.items():
+            if id(client) not in seen:
+                seen.add(id(client))
+                stats[role] = client.engine_stats()
+        return stats
