@@ -160,3 +160,39 @@ def test_easy_level_1_stays_covered_at_seed_0(items):
     valid = sum(r.valid for (qid, level, seed), r in items.items()
                 if qid.startswith("easy") and level == 1 and seed == 0)
     assert valid >= 80
+
+
+def _option_chain(text: str) -> dict[float, tuple[float, float]]:
+    """Exhibit 1 of challenge_86-88: strike -> (call premium, put premium)."""
+    rows = re.findall(r"Call Premium: ([\d.]+) \| Exercise Price: (\d+) \| Put Premium: ([\d.]+)", text)
+    return {float(k): (float(c), float(p)) for c, k, p in rows}
+
+
+def _arbitrage_bounds(chain: dict[float, tuple[float, float]]) -> set[str]:
+    """The no-arbitrage relations between neighbouring strikes that hold: spreads cost at most the strike gap,
+    premiums are convex in the strike."""
+    strikes = sorted(chain)
+    held = set()
+    for low, high in zip(strikes, strikes[1:], strict=False):
+        gap = high - low
+        held |= {f"call spread {low}" for _ in [0] if chain[low][0] - chain[high][0] <= gap + 1e-9}
+        held |= {f"put spread {low}" for _ in [0] if chain[high][1] - chain[low][1] <= gap + 1e-9}
+    for a, b, c in zip(strikes, strikes[1:], strikes[2:], strict=False):
+        for side, name in ((0, "call"), (1, "put")):
+            if chain[b][side] <= (chain[a][side] + chain[c][side]) / 2 + 1e-9:
+                held.add(f"{name} convex {b}")
+    return held
+
+
+@pytest.mark.parametrize("question_id", ["challenge_86", "challenge_87", "challenge_88"])
+def test_a_drawn_option_premium_keeps_the_exhibits_no_arbitrage_bounds(items, question_id):
+    """Blind review round 1 (r1-074): challenge_88 at level 2, seed 7 priced the 490 call at 29.90 against a
+    500 call at 15.55, a call spread worth more than its 10 strike gap, and keyed the seagull on that price.
+    Every relation the original exhibit satisfies must hold in every valid item."""
+    chain = _option_chain(questions_by_id("challenge")[question_id].stem)
+    assert _arbitrage_bounds(chain)
+    for record in _valid(items, question_id, levels=(1, 2, 3)):
+        drawn = _option_chain(record.question)  # level 3 asks for one premium: its row is not an exhibit row
+        original = _arbitrage_bounds({k: v for k, v in chain.items() if k in drawn})
+        assert original <= _arbitrage_bounds(drawn), (record.level, sorted(original - _arbitrage_bounds(drawn)))
+    assert not items["challenge_88", 2, 7].valid
