@@ -210,4 +210,5 @@ def test_counterfactual_reach_splits_the_study_perturbations_by_the_census(tmp_p
     assert study["new answer computed and verified by code"] == 0
     assert study["gap on the computational ones, pp (new answers unverified)"] == "+35.3 [23.5, 47.1]"
     ours = table["this toolkit, verified templates (seed 0)"]
-    assert ours["new answer computed and verified by code"] == ours["level-1 perturbations called valid"] >= 80  # issue #20: at least 80 Easy level-1 items valid at seed 0 (88 now)
+    # issue #20: at least 80 Easy level-1 items stay valid at seed 0 (88 with the accounted templates)
+    assert ours["new answer computed and verified by code"] == ours["level-1 perturbations called valid"] >= 80
