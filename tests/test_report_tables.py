@@ -17,6 +17,7 @@ from cfa_lib.paths import REFERENCE_DIR
 from cfa_lib.report import notebook_tables, paper_tables
 from cfa_lib.report import runs as report_runs
 from cfa_lib.results import ResultsFileError
+from cfa_lib.stats import wilson_interval
 
 
 def file_summary(name: str) -> dict:
@@ -212,3 +213,12 @@ def test_counterfactual_reach_splits_the_study_perturbations_by_the_census(tmp_p
     ours = table["this toolkit, verified templates (seed 0)"]
     # issue #20: at least 80 Easy level-1 items stay valid at seed 0 (88 with the accounted templates)
     assert ours["new answer computed and verified by code"] == ours["level-1 perturbations called valid"] >= 80
+
+
+def test_the_blind_review_table_gives_each_round_with_its_wilson_interval():
+    """Round 0 of datasets/templates/review.jsonl: 142 of 160 items of the a625d2e templates valid."""
+    table = notebook_tables.template_review()
+    assert table.loc["round 0"].tolist() == [160, 18, "88.8% [82.9%, 92.8%]"]
+    assert list(table.index) == [f"round {n}" for n in range(len(table))]
+    low, high = wilson_interval(142, 160)
+    assert (round(100 * low, 1), round(100 * high, 1)) == (82.9, 92.8)

@@ -66,3 +66,9 @@ def reviewed_rate(rows: Sequence[ReviewRow], confidence: float = 0.95) -> dict[s
     low, high = wilson_interval(valid, len(verdicts), confidence)
     return {"round": last, "items": len(verdicts), "valid": valid, "defective": len(verdicts) - valid,
             "rate": valid / len(verdicts), "ci_low": low, "ci_high": high, "confidence": confidence}
+
+
+def rates_by_round(rows: Sequence[ReviewRow], confidence: float = 0.95) -> list[dict[str, Any]]:
+    """`reviewed_rate` of every round, first to last: how the fixes moved the rate."""
+    return [reviewed_rate([r for r in rows if r.round == number], confidence)
+            for number in sorted({r.round for r in rows})]

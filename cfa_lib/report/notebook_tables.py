@@ -16,6 +16,7 @@ from cfa_lib.data import Question, questions_by_id
 from cfa_lib.experiments.loading import LoadedRun
 from cfa_lib.experiments.option_bias_summary import PairedSummary
 from cfa_lib.experiments.variants import OptionsOnlySummary, ShuffledSummary, VariantSummary, summarize_variants
+from cfa_lib.perturbation.review import rates_by_round, read_review, review_path
 from cfa_lib.report import shaping
 from cfa_lib.report.format import DASH, ci, count_pct, decimal, excerpt, pct, pct_ci, pp, significant, text
 
@@ -222,6 +223,20 @@ def template_coverage(dataset: str, run: LoadedRun | None = None) -> pd.DataFram
         for level, statuses in sorted((run.file_summary.get("coverage") or {}).items()):
             rows[f"this run ({len(run.rows)} questions): valid at level {level}"] = statuses.get("valid", 0)
     return pd.DataFrame({dataset: rows})
+
+
+def template_review() -> pd.DataFrame:
+    """The blind review of generated items, round by round: a reviewer who saw neither the code nor the key
+    worked each item and called it valid or defective; only the last round describes the shipped templates."""
+    path = review_path()
+    if not path.exists():
+        return pd.DataFrame({"blind review": {"items reviewed": 0}})
+    rows = {}
+    for rate in rates_by_round(read_review(path)):
+        rows[f"round {rate['round']}"] = {
+            "items reviewed": rate["items"], "defective": rate["defective"],
+            "valid": pct_ci(rate["rate"], (rate["ci_low"], rate["ci_high"]))}
+    return pd.DataFrame(rows).T
 
 
 def counterfactual_flips(run: LoadedRun) -> pd.DataFrame:

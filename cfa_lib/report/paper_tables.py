@@ -20,6 +20,7 @@ from cfa_lib.experiments.option_bias_summary import OptionBiasSummary
 from cfa_lib.experiments.registry import experiment_showing
 from cfa_lib.experiments.three_tier_summary import ThreeTierSummary
 from cfa_lib.paths import display_path, resolve
+from cfa_lib.perturbation.review import read_review, review_path, reviewed_rate
 from cfa_lib.report import shaping
 from cfa_lib.report.format import DASH, ci, count, count_pct, decimal, excerpt, p_cell, pct, pp, text
 from cfa_lib.report.runs import Run, summaries
@@ -218,6 +219,15 @@ def biased_examples(runs: Sequence[Run], per_run: int = 2, length: int = 300) ->
     return pd.DataFrame(rows)
 
 
+def _reviewed() -> str:
+    """The last round of the blind review of generated items (both datasets), as "n of N, rate [CI]"."""
+    path = review_path()
+    if not path.exists():
+        return "not reviewed"
+    rate = reviewed_rate(read_review(path))
+    return f"{rate['valid']} of {rate['items']}, {pct(rate['rate'])} {ci((rate['ci_low'], rate['ci_high']))}"
+
+
 def counterfactual_reach(runs: Mapping[str, Sequence[Run]], dataset: str = "easy") -> pd.DataFrame:
     """The original study's level-1 perturbations beside this toolkit's: how many of the study's 'valid'
     ones changed nothing, on what kind of question the rest fell (the census), and how many new answers
@@ -237,7 +247,8 @@ def counterfactual_reach(runs: Mapping[str, Sequence[Run]], dataset: str = "easy
             f"{rest} whose numbers decide nothing": reach.by_class.get(perturbation.NOT_COMPUTATIONAL, 0),
             f"{rest} with a computation": sum(reach.by_class.get(kind, 0)
                                               for kind in (perturbation.TEMPLATED, perturbation.WITHOUT_TEMPLATE)),
-            "new answer computed and verified by code": 0, "valid at level 2": DASH, "valid at level 3": DASH,
+            "new answer computed and verified by code": 0, "items valid in a blind review": "not reviewed",
+            "valid at level 2": DASH, "valid at level 3": DASH,
             "gap on the computational ones, pp (new answers unverified)":
                 f"{pp(gap.memorization_gap)} {ci(gap.memorization_gap_ci)}"}
     valid_now = perturbation.valid_per_level(dataset)
@@ -245,6 +256,7 @@ def counterfactual_reach(runs: Mapping[str, Sequence[Run]], dataset: str = "easy
         "level-1 perturbations called valid": valid_now[1], "of which changed nothing": 0,
         f"{rest} with no number": 0, f"{rest} whose numbers decide nothing": 0, f"{rest} with a computation": 0,
         "new answer computed and verified by code": valid_now[1],
+        "items valid in a blind review": _reviewed(),
         **{f"valid at level {level}": n for level, n in valid_now.items() if level != 1},
         "gap on the computational ones, pp (new answers unverified)": DASH}
     return pd.DataFrame(rows)
