@@ -67,6 +67,12 @@ def check_cost_cap(max_cost_usd: Any) -> float | None:
     return float(max_cost_usd)
 
 
+def check_flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(name, value, "True, False")
+    return value
+
+
 def check_concurrency(max_concurrency: Any) -> int:
     if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency <= 0:
         raise _fail("max_concurrency", max_concurrency, "a positive integer, such as 8")

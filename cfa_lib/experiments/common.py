@@ -32,6 +32,7 @@ class Settings:
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY  # a ceiling: the engine finds the provider's limit
     batch: bool = False  # OpenAI's Batch API at half price (other backends say so and run live)
     max_cost_usd: float | None = None  # stop cleanly before spending more (CFA_MAX_COST_USD)
+    retry_failed: bool = False  # send again the failures a deterministic model gave and the cache kept
 
     def __post_init__(self) -> None:
         params.check_model(self.model)
@@ -42,13 +43,13 @@ class Settings:
         params.check_tolerance(self.tolerance)
         params.check_concurrency(self.max_concurrency)
         params.check_cost_cap(self.max_cost_usd)
-        if not isinstance(self.batch, bool):
-            raise params.ParameterError(
-                f"Parameter batch={self.batch!r} is not valid: accepted values are True, False.")
+        params.check_flag("batch", self.batch)
+        params.check_flag("retry_failed", self.retry_failed)
 
     def engine(self) -> dict[str, Any]:
         """The engine options every batch of this run is sent with."""
-        return {"max_concurrency": self.max_concurrency, "batch": self.batch, "max_cost_usd": self.max_cost_usd}
+        return {"max_concurrency": self.max_concurrency, "batch": self.batch, "max_cost_usd": self.max_cost_usd,
+                "retry_failed": self.retry_failed or None}  # None: CFA_RETRY_FAILED decides
 
     @property
     def judges(self) -> list[str]:

@@ -70,7 +70,7 @@ def parse_cost(text: str) -> float:
 def plan(models: Sequence[str], dataset: str, limit: int | None, sample_seed: int | None,
          max_concurrency: int | None, book_root: Path, results_dir: Path, include_reference: bool,
          figures_only: bool = False, batch: bool = False, max_cost_usd: float | None = None,
-         variants: Sequence[str] = ()) -> list[Job]:
+         variants: Sequence[str] = (), retry_failed: bool = False) -> list[Job]:
     """The notebooks to run, in order, with their papermill parameters."""
     jobs: list[Job] = []
     if not figures_only:
@@ -85,6 +85,8 @@ def plan(models: Sequence[str], dataset: str, limit: int | None, sample_seed: in
                 params["batch"] = True
             if max_cost_usd is not None:
                 params["max_cost_usd"] = max_cost_usd
+            if retry_failed:
+                params["retry_failed"] = True
             jobs += [Job(NOTEBOOKS_DIR / e.notebook, out_dir / e.notebook,
                          {**params, "variants": list(variants)} if variants and e.name == "option_bias" else params,
                          model)
@@ -163,6 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="requests that failed inside a batch: retry by batch (default) or live")
     parser.add_argument("--max-cost-usd", type=parse_cost, default=None,
                         help="stop cleanly before the whole run spends more than this (all notebooks together)")
+    parser.add_argument("--retry-failed", action="store_true",
+                        help="send again the failures a deterministic model gave, which the cache keeps")
     parser.add_argument("--variants", default="",
                         help='answer-format variants for notebook 01, space-separated, e.g. "options_only shuffled"')
     parser.add_argument("--no-reference", action="store_true",
@@ -189,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     jobs = plan(models, args.dataset, args.limit, args.sample_seed, args.max_concurrency,
                 args.book_root.resolve(), (args.results_dir or results_root()).resolve(),
                 include_reference=not args.no_reference, figures_only=args.figures_only, batch=args.batch,
-                max_cost_usd=args.max_cost_usd, variants=variants)
+                max_cost_usd=args.max_cost_usd, variants=variants, retry_failed=args.retry_failed)
     try:
         run(jobs)
     except PipelineError as exc:
