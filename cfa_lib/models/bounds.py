@@ -75,7 +75,8 @@ def _longest(node: Any, root: dict[str, Any], depth: int) -> int | None:
         return None if item is None or "maxItems" not in node else 2 + node["maxItems"] * (item + 2)
     if kind == "string":
         return node["maxLength"] + 2 if "maxLength" in node else None
-    return {"boolean": 5, "null": 4, "integer": NUMBER_CHARS, "number": NUMBER_CHARS}.get(kind)  # type: ignore
+    sizes_of = {"boolean": 5, "null": 4, "integer": NUMBER_CHARS, "number": NUMBER_CHARS}
+    return sizes_of.get(kind) if isinstance(kind, str) else None  # a list of types: left unbounded
 
 
 _PARTIAL_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{0,3}$")
