@@ -6,6 +6,7 @@ numbers rather than vanishing. `cfa_lib.publishing.pages.reliability_page` turns
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -21,7 +22,7 @@ REPORT_ENV = "CFA_RELIABILITY_JSON"  # lets a test of this module write elsewher
 
 
 # pytest's per-test folders ("/tmp/pytest-of-root/pytest-33/test_x0/...") mean nothing in the book.
-TMP_PATH = re.compile(re.escape(tempfile.gettempdir()) + r"/pytest-of-[^/]+/pytest-\d+/[^/\s']+")
+TMP_PATH = re.compile(re.escape(tempfile.gettempdir()) + r"/pytest-of-[^/]+/pytest-\d+/(popen-gw\d+/)?[^/\s']+")
 
 
 def _portable(value: Any) -> Any:
@@ -39,16 +40,20 @@ def report_path() -> Path:
 
 
 def record(check: str, *, theme: str, title: str, passed: bool, figures: dict[str, Any]) -> None:
-    """Merge one check into the report (read, update, atomic write: a crash never truncates it)."""
+    """Merge one check into the report (read, update, atomic write: a crash never truncates it), under a
+    lock: the test workers of `make test` (pytest-xdist) record at the same time."""
     path = report_path()
-    try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        report = {}
-    if not isinstance(report.get("checks"), dict):
-        report = {"checks": {}}
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    report["updated"] = now
-    report["checks"][check] = {"theme": theme, "title": title, "passed": bool(passed), "measured": now,
-                               "figures": _portable(figures)}
-    write_json_atomic(report, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            report = {}
+        if not isinstance(report.get("checks"), dict):
+            report = {"checks": {}}
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        report["updated"] = now
+        report["checks"][check] = {"theme": theme, "title": title, "passed": bool(passed), "measured": now,
+                                   "figures": _portable(figures)}
+        write_json_atomic(report, path)

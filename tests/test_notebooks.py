@@ -12,6 +12,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+# One model cache for every end-to-end run of the embedded model (these notebooks, the variants, the book):
+# their requests overlap (Formats A and B of the first questions, the judge's calibration items), and two
+# runs at once on parallel test workers split the shared requests through the cache's claims.
+MODEL_CACHE = ROOT / ".cache" / "test-notebooks"
 
 
 def papermill(notebook: str, out: Path, env: dict[str, str], *params: str) -> subprocess.CompletedProcess:
@@ -28,7 +32,7 @@ def run_env(tmp_path: Path) -> dict[str, str]:
     """A private results folder and a cache shared by the notebook tests (a rerun must be free)."""
     env = dict(os.environ)
     env["CFA_RESULTS_DIR"] = str(tmp_path / "results")
-    env.setdefault("CFA_CACHE_DIR", str(ROOT / ".cache" / "test-notebooks"))
+    env.setdefault("CFA_CACHE_DIR", str(MODEL_CACHE))
     return env
 
 

@@ -4,6 +4,7 @@ exists."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,15 @@ def test_pipeline_passes_batch_and_the_spend_cap_to_every_experiment_notebook(tm
     assert all(job.parameters["batch"] is True and job.parameters["max_cost_usd"] == 5.0 for job in experiment_jobs)
     plain = pipeline.plan(["local"], "easy", 10, None, None, tmp_path, tmp_path / "results", True)
     assert not any("batch" in job.parameters or "max_cost_usd" in job.parameters for job in plain)
+    assert not any("retry_failed" in job.parameters for job in plain)
+    again = pipeline.plan(["local"], "easy", 10, None, None, tmp_path, tmp_path / "results", True, retry_failed=True)
+    assert [job.parameters.get("retry_failed") for job in again] == [True] * len(EXPERIMENTS) + [None]
+
+
+def test_notebooks_of_in_process_models_run_one_per_core_and_servers_one_at_a_time():
+    assert pipeline.default_workers(["local", "local:/m.gguf"]) == (os.cpu_count() or 1)
+    assert pipeline.default_workers(["local", "gpt-4o-mini"]) == 1
+    assert pipeline.default_workers(["ollama/llama3.1:8b"]) == 1
 
 
 @pytest.mark.parametrize("text", ["0", "-3", "inf", "five"])

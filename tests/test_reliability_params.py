@@ -136,6 +136,7 @@ def test_no_bad_parameter_reaches_the_model_server(executed: dict[str, Any]) -> 
     (lambda: Settings(sample_seed="x"), "Parameter sample_seed='x' is not valid"),
     (lambda: Settings(max_concurrency=0), "Parameter max_concurrency=0 is not valid"),
     (lambda: Settings(model=""), "Parameter model='' is not valid"),
+    (lambda: Settings(retry_failed="yes"), "Parameter retry_failed='yes' is not valid"),
     (lambda: params.check_levels([]), "Parameter perturbation_levels=[] is not valid"),
     (lambda: params.check_levels([1, 1.0]), "Parameter perturbation_levels=[1, 1.0] is not valid"),
     (lambda: params.check_levels([True]), "Parameter perturbation_levels=[True] is not valid"),

@@ -34,10 +34,12 @@ class Settings(Parameters):
     max_concurrency: Annotated[int, checked_by(check_concurrency)] = DEFAULT_MAX_CONCURRENCY  # the engine adapts below
     batch: Annotated[bool, checked_by(check_flag)] = False  # OpenAI's Batch API at half price (others run live)
     max_cost_usd: Annotated[float | None, checked_by(check_cost_cap)] = None  # stop cleanly before spending more
+    retry_failed: Annotated[bool, checked_by(check_flag)] = False  # resend the failures a deterministic model gave
 
     def engine(self) -> dict[str, Any]:
         """The engine options every batch of this run is sent with."""
-        return {"max_concurrency": self.max_concurrency, "batch": self.batch, "max_cost_usd": self.max_cost_usd}
+        return {"max_concurrency": self.max_concurrency, "batch": self.batch, "max_cost_usd": self.max_cost_usd,
+                "retry_failed": self.retry_failed or None}  # None: CFA_RETRY_FAILED decides
 
     @property
     def judges(self) -> list[str]:

@@ -45,6 +45,13 @@ class Backend(Protocol):
     def budget_key(self) -> str:
         """The param holding the completion-token budget."""
 
+    def deterministic(self, params: dict[str, Any]) -> bool:
+        """Whether these params give the same reply to the same request every time (determinism.py)."""
+
+    def constrained_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """The JSON schema replies are constrained by (goes into the cache key): `schema` itself, or the
+        in-process model's bounded copy (bounds.py)."""
+
     def call(self, messages: Messages, params: dict[str, Any], schema: Schema | None) -> RawReply:
         """One attempt; raise retry.TransientError for failures worth retrying."""
 
@@ -52,6 +59,17 @@ class Backend(Protocol):
         """Raise ModelUnavailableError saying what to set or start."""
 
     def count_tokens(self, texts: list[str]) -> TokenCount: ...
+
+
+class ServerReplies:
+    """What the servers (OpenAI, Ollama) share: replies that may vary between calls (unless the user marks the
+    server deterministic: CFA_DETERMINISTIC), and the schema sent as given."""
+
+    def deterministic(self, params: dict[str, Any]) -> bool:
+        return False
+
+    def constrained_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        return schema
 
 
 def is_loopback(url: str | None) -> bool:

@@ -82,13 +82,14 @@ class CompletionCache:
             conn.execute("BEGIN IMMEDIATE")
             yield conn
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str, failures: bool = True) -> dict[str, Any] | None:
+        """The stored completion; a stored failure (determinism.py) only when `failures`."""
         row = self._connect().execute("SELECT payload FROM completions WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return _answer(row[0], failures) if row else None
 
-    def get_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+    def get_many(self, keys: Iterable[str], failures: bool = True) -> dict[str, dict[str, Any]]:
         """One query per 500 keys rather than one per key, so a warm-cache rerun is fast; 500 stays under
-        SQLite's limit on bound parameters."""
+        SQLite's limit on bound parameters. Stored failures count only when `failures`."""
         keys = list(dict.fromkeys(keys))
         found: dict[str, dict[str, Any]] = {}
         conn = self._connect()
@@ -98,7 +99,8 @@ class CompletionCache:
             for key, payload in conn.execute(
                 f"SELECT key, payload FROM completions WHERE key IN ({marks})", chunk
             ):
-                found[key] = json.loads(payload)
+                if (answer := _answer(payload, failures)) is not None:
+                    found[key] = answer
         return found
 
     def put(self, key: str, model: str, payload: dict[str, Any], session: str | None = None) -> None:
@@ -183,16 +185,17 @@ class CompletionCache:
             else:
                 conn.execute("DELETE FROM batch_jobs WHERE tag = ?", (tag,))
 
-    def try_claim(self, key: str, use_cached: bool = True) -> tuple[bool, dict[str, Any] | None]:
+    def try_claim(self, key: str, use_cached: bool = True, failures: bool = True
+                  ) -> tuple[bool, dict[str, Any] | None]:
         """Claim a request before paying for it, so two runs sharing this cache never pay for the same
         answer twice. Returns (True, None) when this process may send it; (False, payload) when it is
         already answered; (False, None) while another live process is sending it. A claim left by a
-        process that died (kill -9) is taken over."""
+        process that died (kill -9) is taken over. A stored failure is an answer only when `failures`."""
         with self._write() as conn:
             if use_cached:
                 row = conn.execute("SELECT payload FROM completions WHERE key = ?", (key,)).fetchone()
-                if row:
-                    return False, json.loads(row[0])
+                if row and (answer := _answer(row[0], failures)) is not None:
+                    return False, answer
             holder = conn.execute("SELECT pid, host, since FROM claims WHERE key = ?", (key,)).fetchone()
             if holder is not None and not _abandoned(*holder):
                 return False, None
@@ -200,7 +203,8 @@ class CompletionCache:
                          (key, os.getpid(), HOST, time.time()))
             return True, None
 
-    def claim_many(self, keys: list[str], use_cached: bool = True) -> tuple[set[str], dict[str, dict[str, Any]]]:
+    def claim_many(self, keys: list[str], use_cached: bool = True, failures: bool = True
+                   ) -> tuple[set[str], dict[str, dict[str, Any]]]:
         """try_claim for a chunk of requests in one transaction (at 64 connections, one transaction per
         request kept threads waiting on each other): (keys now ours, {key: payload} already answered);
         the rest are being sent by another live process."""
@@ -214,7 +218,8 @@ class CompletionCache:
                     for key, payload in conn.execute(
                         f"SELECT key, payload FROM completions WHERE key IN ({marks})", chunk
                     ):
-                        answered[key] = json.loads(payload)
+                        if (answer := _answer(payload, failures)) is not None:
+                            answered[key] = answer
                 held = {key: (pid, host, since) for key, pid, host, since in conn.execute(
                     f"SELECT key, pid, host, since FROM claims WHERE key IN ({marks})", chunk)}
                 free = [k for k in chunk if k not in answered and (k not in held or _abandoned(*held[k]))]
@@ -253,6 +258,12 @@ class _Pending:
     cost: float | None
     done: bool = False
     error: BaseException | None = None
+
+
+def _answer(payload: str, failures: bool) -> dict[str, Any] | None:
+    """A stored completion as the caller asked for it: a stored failure is left out unless `failures`."""
+    answer = json.loads(payload)
+    return answer if failures or answer.get("ok", True) else None
 
 
 def _create_tables(conn: sqlite3.Connection) -> None:

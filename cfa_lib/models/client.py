@@ -6,12 +6,13 @@ Requests go live at an adaptive concurrency (limiter.py), or through OpenAI's Ba
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from tqdm.auto import tqdm
 from .backend import Backend, Messages, RawReply
 from .batch import BatchItem, BatchRunner, NoBatchAPI
 from .cache import HOST, CompletionCache, cache_key
+from .determinism import is_deterministic, kept, retry_failed_option, warn_failures
+from .env import flag_from_env, positive_from_env
 from .errors import ModelUnavailableError, SpendCapReached, usd
 from .limiter import AdaptiveLimit
 from .local_backend import DEFAULT_N_CTX, LocalBackend
@@ -30,8 +33,9 @@ from .names import ModelSpec, parse_model_name
 from .ollama_backend import OllamaBackend
 from .openai_backend import OpenAIBackend
 from .pricing import BATCH_DISCOUNT, cost_usd, price_for
+from .replies import Attempt, settle
 from .retry import RetryPolicy, TransientError, call_with_retries
-from .schema import InvalidJSONError, json_schema_of, validate_reply
+from .schema import json_schema_of
 from .types import Completion, CostEstimate, Request, Schema
 
 log = logging.getLogger("cfa_lib.models")
@@ -71,17 +75,6 @@ def spend_session() -> str:
     return _session[1]
 
 
-@dataclass
-class _Attempt:
-    """One request across attempts: its current params and which second chances it has had."""
-
-    params: dict[str, Any]
-    retries: int = 0
-    budget_retried: bool = False
-    json_retried: bool = False
-    error: str = ""
-
-
 @dataclass(frozen=True)
 class RunOptions:
     """How complete_many sends: keyword arguments, else get_client's, else the CFA_* environment."""
@@ -90,6 +83,7 @@ class RunOptions:
     batch: bool = False
     batch_fallback: BatchFallback = "batch"
     max_cost_usd: float | None = None
+    retry_failed: bool = False  # send cached deterministic failures again
 
 
 @dataclass
@@ -155,6 +149,8 @@ class ModelClient:
         batch: bool | None = None,
         batch_fallback: BatchFallback | None = None,
         max_cost_usd: float | None = None,
+        retry_failed: bool | None = None,
+        deterministic: bool | None = None,
     ) -> None:
         self.spec = spec
         self.backend = backend
@@ -163,7 +159,8 @@ class ModelClient:
         self.retry = retry or RetryPolicy()
         self.limit = shared_limit(backend)
         self._defaults = {"max_concurrency": max_concurrency, "batch": batch, "batch_fallback": batch_fallback,
-                          "max_cost_usd": max_cost_usd}
+                          "max_cost_usd": max_cost_usd, "retry_failed": retry_failed}
+        self.deterministic = deterministic  # None: CFA_DETERMINISTIC, else the backend's rule (determinism.py)
         self._checked = False
         self._check_lock = threading.Lock()
         self._batch_ids: list[str] = []
@@ -193,13 +190,15 @@ class ModelClient:
 
     # -- options ----------------------------------------------------------------------------------
     def options(self, max_concurrency: int | None = None, batch: bool | None = None,
-                batch_fallback: BatchFallback | None = None, max_cost_usd: float | None = None) -> RunOptions:
+                batch_fallback: BatchFallback | None = None, max_cost_usd: float | None = None,
+                retry_failed: bool | None = None) -> RunOptions:
         """Keyword arguments first, then get_client's, then CFA_MAX_CONCURRENCY, CFA_BATCH,
-        CFA_BATCH_FALLBACK and CFA_MAX_COST_USD, then the defaults (64, live, "batch", no cap)."""
+        CFA_BATCH_FALLBACK, CFA_MAX_COST_USD and CFA_RETRY_FAILED, then the defaults (64, live, "batch", no
+        cap, cached failures kept)."""
         given = {"max_concurrency": max_concurrency, "batch": batch, "batch_fallback": batch_fallback,
-                 "max_cost_usd": max_cost_usd}
+                 "max_cost_usd": max_cost_usd, "retry_failed": retry_failed}
         pick = {k: v if v is not None else self._defaults[k] for k, v in given.items()}
-        concurrency = pick["max_concurrency"] or _positive_from_env("CFA_MAX_CONCURRENCY", int)
+        concurrency = pick["max_concurrency"] or positive_from_env("CFA_MAX_CONCURRENCY", int)
         if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int)
                                         or concurrency < 1):
             raise ValueError(f"max_concurrency must be a positive integer, got {concurrency!r}")
@@ -208,14 +207,15 @@ class ModelClient:
             raise ValueError(f"batch_fallback={fallback!r} is not valid: accepted values are 'batch' or 'live'.")
         cap = pick["max_cost_usd"]
         if cap is None:
-            cap = _positive_from_env("CFA_MAX_COST_USD", float)
+            cap = positive_from_env("CFA_MAX_COST_USD", float)
         elif isinstance(cap, bool) or not isinstance(cap, int | float) or cap <= 0:
             raise ValueError(f"max_cost_usd={cap!r} is not valid: accepted values are a positive number of USD.")
         return RunOptions(
             max_concurrency=concurrency or DEFAULT_MAX_CONCURRENCY,
-            batch=pick["batch"] if pick["batch"] is not None else _flag_from_env("CFA_BATCH"),
+            batch=pick["batch"] if pick["batch"] is not None else bool(flag_from_env("CFA_BATCH")),
             batch_fallback=fallback,
             max_cost_usd=float(cap) if cap is not None else None,
+            retry_failed=retry_failed_option(pick["retry_failed"]),
         )
 
     # -- keys ---------------------------------------------------------------------------------------
@@ -225,7 +225,7 @@ class ModelClient:
                 **self.backend.identity(),
                 "messages": messages,
                 "params": params,
-                "schema": json_schema_of(schema) if schema is not None else None,
+                "schema": self.backend.constrained_schema(json_schema_of(schema)) if schema is not None else None,
             }
         )
 
@@ -237,10 +237,9 @@ class ModelClient:
         return messages, params, self._key(messages, params, request.schema)
 
     # -- one completion ---------------------------------------------------------------------------
-    def _judge(self, raw: RawReply, state: _Attempt, schema: Schema | None, batch: bool = False
+    def _judge(self, raw: RawReply, state: Attempt, schema: Schema | None, batch: bool = False
                ) -> Completion | None:
-        """The completion for this reply, or None when one more attempt is due (state.params updated):
-        a larger budget once for an empty cut-off answer, one retry for bad JSON."""
+        """The completion for this reply, or None when one more attempt is due (replies.settle)."""
         completion = Completion(
             text=raw.text,
             model=self.spec.name,
@@ -253,36 +252,23 @@ class ModelClient:
             ),
             retries=state.retries,
         )
-        if not raw.text.strip() and raw.finish_reason == "length":
-            budget_key = self.backend.budget_key()
-            if not state.budget_retried:
-                state.budget_retried = True
-                state.params = {**state.params, budget_key: 2 * int(state.params.get(budget_key) or 1024)}
-                return None
-            completion.error = f"empty answer cut off by the token limit ({state.params.get(budget_key)})"
-            completion.error_kind = "truncated"
-        elif schema is not None:
-            try:
-                completion.parsed = validate_reply(schema, raw.text)
-            except InvalidJSONError as exc:
-                if not state.json_retried:
-                    state.json_retried = True
-                    return None
-                completion.error = str(exc)
-                completion.error_kind = "invalid_json"
-        return completion
+        return settle(completion, raw, state, schema, self.backend.budget_key(), self._deterministic(state.params))
 
-    def _store(self, completion: Completion, key: str) -> Completion:
+    def _deterministic(self, params: dict[str, Any]) -> bool:
+        return is_deterministic(self.deterministic, self.backend, params)
+
+    def _store(self, completion: Completion, key: str, params: dict[str, Any]) -> Completion:
+        """Cache an answer, and a failure that sending the request again would only repeat."""
         if completion.error is not None:
             completion.error = _scrub(completion.error)
-        else:
+        if kept(completion, self._deterministic(params)):
             self.cache.put(key, self.spec.name, completion.to_dict(), session=spend_session())
         return completion
 
     def _run(self, messages: Messages, params: dict[str, Any], schema: Schema | None, key: str) -> Completion:
         """Ask the backend (retries and the adaptive limit in call_with_retries) until _judge is content."""
         start = time.perf_counter()
-        state = _Attempt(dict(params))
+        state = Attempt(dict(params))
         while True:
             try:
                 raw, used = call_with_retries(
@@ -299,13 +285,14 @@ class ModelClient:
             completion = self._judge(raw, state, schema)
             if completion is not None:
                 completion.latency_s = time.perf_counter() - start
-                return self._store(completion, key)
+                return self._store(completion, key, params)
 
-    def _run_once(self, messages: Messages, params: dict[str, Any], schema: Schema | None, key: str) -> Completion:
+    def _run_once(self, messages: Messages, params: dict[str, Any], schema: Schema | None, key: str,
+                  failures: bool = True) -> Completion:
         """`_run` under a claim in the shared cache: when another run is already asking the same
-        request, wait for its answer instead of paying for it again."""
+        request, wait for its answer instead of paying for it again (`failures`: a cached failure is one)."""
         while True:
-            mine, payload = self.cache.try_claim(key, use_cached=not self.refresh)
+            mine, payload = self.cache.try_claim(key, use_cached=not self.refresh, failures=failures)
             if payload is not None:
                 return self._from_cache(payload)
             if mine:
@@ -320,7 +307,7 @@ class ModelClient:
             completion = self._run(messages, params, schema, key)
             return completion
         finally:
-            if completion is None or not completion.ok:  # a stored answer released its claim
+            if completion is None or not completion.ok:  # a stored completion released its claim already
                 self.cache.release(key)
 
     def _failure(self, start: float, retries: int, error: str, kind: str) -> Completion:
@@ -341,10 +328,11 @@ class ModelClient:
     def complete(self, messages: Messages, schema: Schema | None = None, **params: Any) -> Completion:
         """One completion (from the cache when present), always live. Failures come back with error set."""
         messages, params, key = self._prepare(Request(messages, params, schema), "complete()")
-        if not self.refresh and (hit := self.cache.get(key)) is not None:
+        failures = not self.options().retry_failed
+        if not self.refresh and (hit := self.cache.get(key, failures=failures)) is not None:
             return self._from_cache(hit)
         self._ensure_checked()
-        return self._run_once(messages, params, schema, key)
+        return self._run_once(messages, params, schema, key, failures)
 
     def complete_many(
         self,
@@ -356,6 +344,7 @@ class ModelClient:
         batch: bool | None = None,
         batch_fallback: BatchFallback | None = None,
         max_cost_usd: float | None = None,
+        retry_failed: bool | None = None,
     ) -> list[Completion]:
         """Completions in input order; cached ones first, the rest live on a thread pool (works in
         Jupyter) or, with batch=True, through the provider's Batch API at half price.
@@ -364,16 +353,18 @@ class ModelClient:
         batch / batch_fallback ("batch": retry failures by batch, "live": retry them live): CFA_BATCH,
         CFA_BATCH_FALLBACK. max_cost_usd (CFA_MAX_COST_USD): raise SpendCapReached rather than cross it.
         Identical requests are sent once. Each answer is cached as it arrives, so an interrupted run
-        resumes where it stopped; failures are returned (not cached) and counted in a warning.
+        resumes where it stopped; failures are returned and counted in a warning, cached only when the
+        backend is deterministic (determinism.py), and then sent again only with retry_failed
+        (CFA_RETRY_FAILED).
         """
-        opts = self.options(max_concurrency, batch, batch_fallback, max_cost_usd)
+        opts = self.options(max_concurrency, batch, batch_fallback, max_cost_usd, retry_failed)
         self._cap = opts.max_cost_usd
         prepared = [self._prepare(r, f"request {i}") for i, r in enumerate(requests)]
         results: list[Completion | None] = [None] * len(prepared)
         by_key: dict[str, list[int]] = {}
         for i, (_, _, key) in enumerate(prepared):
             by_key.setdefault(key, []).append(i)
-        hits = {} if self.refresh else self.cache.get_many(by_key)
+        hits = {} if self.refresh else self.cache.get_many(by_key, failures=not opts.retry_failed)
         for key, payload in hits.items():
             for i in by_key[key]:
                 results[i] = self._from_cache(payload)
@@ -403,32 +394,24 @@ class ModelClient:
             if use_batch:
                 left = self._send_batch(items, opts, desc or self.spec.name, progress, budget, done)
             else:
-                left = self._send_live(items, opts.max_concurrency, budget, done)
+                left = self._send_live(items, opts, budget, done)
         finally:
             bar.close()
         self._log_call(desc, len(prepared), todo, use_batch, time.monotonic() - started, rate_limited_before)
         if left:
             raise budget.stop(left)
         final = [c for c in results if c is not None]
-        failed = Counter(c.error_kind for c in final if not c.ok)
-        if failed:
-            kinds = ", ".join(f"{k}={n}" for k, n in sorted(failed.items()))
-            log.warning(
-                "%s: %d of %d requests failed (%s); they are not cached, so a rerun retries only them",
-                self.spec.name,
-                sum(failed.values()),
-                len(final),
-                kinds,
-            )
+        warn_failures(self.spec.name, final)
         return final
 
     # -- live ---------------------------------------------------------------------------------------
-    def _send_live(self, items: list[BatchItem], max_concurrency: int, budget: _Budget,
+    def _send_live(self, items: list[BatchItem], opts: RunOptions, budget: _Budget,
                    done: Callable[[str, Completion], None]) -> list[str]:
         """Send on a thread pool; each HTTP attempt waits for a connection of the adaptive limit.
         Requests are claimed in the cache a chunk at a time, just before they are handed to the pool.
         Returns the keys left unsent by the spend cap."""
-        ceiling = min(max_concurrency, self.backend.fixed_concurrency or max_concurrency)
+        ceiling = min(opts.max_concurrency, self.backend.fixed_concurrency or opts.max_concurrency)
+        failures = not opts.retry_failed
         self.limit.set_ceiling(ceiling)
         workers = max(1, min(ceiling + max(2, ceiling // 4), len(items)))  # spare threads for cache writes
         window = 2 * workers  # handed to the pool and not yet answered
@@ -440,7 +423,8 @@ class ModelClient:
             while queue or claimed or futures:
                 if queue and len(claimed) < workers:
                     chunk = [queue.popleft() for _ in range(min(len(queue), window))]
-                    mine, answered = self.cache.claim_many([i.key for i in chunk], use_cached=not self.refresh)
+                    mine, answered = self.cache.claim_many([i.key for i in chunk], use_cached=not self.refresh,
+                                                           failures=failures)
                     for item in chunk:
                         if item.key in answered:  # answered by another run since we looked
                             done(item.key, self._from_cache(answered[item.key]))
@@ -448,7 +432,7 @@ class ModelClient:
                             claimed.append((item, item.key in mine))
                 while claimed and len(futures) < window and budget.reserve(claimed[0][0].key):
                     item, ours = claimed.popleft()
-                    run = self._run_claimed if ours else self._run_once
+                    run = self._run_claimed if ours else functools.partial(self._run_once, failures=failures)
                     futures[pool.submit(run, item.messages, item.params, item.schema, item.key)] = item.key
                 if not futures:
                     if claimed and not budget.reserve(claimed[0][0].key):
@@ -488,7 +472,7 @@ class ModelClient:
                 break
             fits.append(item)
         left = [item.key for item in items[len(fits):]]
-        states = {item.key: _Attempt(dict(item.params)) for item in fits}
+        states = {item.key: Attempt(dict(item.params)) for item in fits}
         pending = fits
         runner = BatchRunner(self.backend, self.cache, self.spec.name)  # type: ignore[arg-type]
         live = False
@@ -525,10 +509,10 @@ class ModelClient:
                     continue
                 completion.latency_s = time.perf_counter() - start
                 budget.settle(item.key, completion)
-                done(item.key, self._store(completion, item.key))
+                done(item.key, self._store(completion, item.key, item.params))
             pending = retry
         if pending and live:
-            left += self._send_live(pending, opts.max_concurrency, budget, done)
+            left += self._send_live(pending, opts, budget, done)
         else:
             for item in pending:
                 state = states[item.key]
@@ -647,29 +631,6 @@ class _TokenPlan:
     note: str
 
 
-def _flag_from_env(name: str) -> bool:
-    value = (os.environ.get(name) or "").strip().lower()
-    if value in ("", "0", "false", "no", "off"):
-        return False
-    if value in ("1", "true", "yes", "on"):
-        return True
-    raise ValueError(f"Environment variable {name}={value!r} is not valid: accepted values are 1 or 0.")
-
-
-def _positive_from_env(name: str, kind: type[int] | type[float]) -> Any:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return None
-    try:
-        number = kind(value)
-    except ValueError:
-        number = 0
-    if number <= 0:
-        raise ValueError(f"Environment variable {name}={value!r} is not valid: accepted values are a positive "
-                         f"{'integer' if kind is int else 'number'}.")
-    return number
-
-
 def get_client(
     model: str = "local",
     *,
@@ -685,6 +646,8 @@ def get_client(
     batch: bool | None = None,
     batch_fallback: BatchFallback | None = None,
     max_cost_usd: float | None = None,
+    retry_failed: bool | None = None,
+    deterministic: bool | None = None,
 ) -> ModelClient:
     """A client for one model name (see names.py for the accepted forms). Does not touch the network.
 
@@ -692,12 +655,15 @@ def get_client(
     refresh: ignore cached answers (new answers still replace them in the cache).
     timeout_s: per HTTP attempt (else CFA_TIMEOUT_S, else 120 s for OpenAI and 600 s for Ollama).
     max_attempts: per request, retries included (else CFA_MAX_ATTEMPTS, else 6).
-    max_concurrency, batch, batch_fallback, max_cost_usd: defaults of every complete_many call (which see).
+    max_concurrency, batch, batch_fallback, max_cost_usd, retry_failed: defaults of every complete_many call
+    (which see).
+    deterministic: the same request always gets the same reply, so a reply that fails validation is cached
+    as that failure (else CFA_DETERMINISTIC, else true for `local` at temperature 0 with its fixed seed).
     The environment variables let an overnight notebook run be tuned without editing it.
     """
     spec = parse_model_name(model)
-    timeout_s = timeout_s or _positive_from_env("CFA_TIMEOUT_S", float)
-    max_attempts = max_attempts or _positive_from_env("CFA_MAX_ATTEMPTS", int) or 6
+    timeout_s = timeout_s or positive_from_env("CFA_TIMEOUT_S", float)
+    max_attempts = max_attempts or positive_from_env("CFA_MAX_ATTEMPTS", int) or 6
     backend: Backend
     if spec.backend == "openai":
         backend = OpenAIBackend(spec, base_url=base_url, timeout_s=timeout_s or 120.0)
@@ -708,6 +674,8 @@ def get_client(
     retry = RetryPolicy(max_attempts=max_attempts, backoff_base_s=backoff_base_s, backoff_max_s=backoff_max_s)
     cache = CompletionCache(Path(cache_dir) if cache_dir is not None else None)
     client = ModelClient(spec, backend, cache, refresh=refresh, retry=retry, max_concurrency=max_concurrency,
-                         batch=batch, batch_fallback=batch_fallback, max_cost_usd=max_cost_usd)
+                         batch=batch, batch_fallback=batch_fallback, max_cost_usd=max_cost_usd,
+                         retry_failed=retry_failed, deterministic=deterministic)
     client.options()  # a bad value (argument or CFA_* variable) fails here, before any question
+    flag_from_env("CFA_DETERMINISTIC")  # and CFA_DETERMINISTIC
     return client

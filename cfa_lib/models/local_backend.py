@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .backend import Messages, RawReply, TokenCount
+from .bounds import bounded, reply_tokens
 from .errors import ModelUnavailableError
 from .names import ModelSpec
 from .schema import json_schema_of
@@ -85,6 +86,14 @@ class LocalBackend:
     def prepare_params(self, params: dict[str, Any]) -> dict[str, Any]:
         return {**self.default_params(), **params}
 
+    def deterministic(self, params: dict[str, Any]) -> bool:
+        """Greedy decoding with a fixed seed: the same request gets the same reply."""
+        return params.get("temperature") == 0 and params.get("seed") is not None
+
+    def constrained_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """Every string and list bounded, so a structured reply ends within its budget (bounds.py)."""
+        return bounded(schema)
+
     def check(self) -> None:
         if not self.path.is_file():
             hint = (
@@ -104,7 +113,10 @@ class LocalBackend:
         llm, lock = loaded_model(self.path, self.n_ctx)
         kwargs = dict(params)
         if schema is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": json_schema_of(schema)}
+            constrained = self.constrained_schema(json_schema_of(schema))
+            kwargs["response_format"] = {"type": "json_object", "schema": constrained}
+            if (budget := reply_tokens(constrained)) is not None:  # a verdict needs a few dozen tokens
+                kwargs["max_tokens"] = min(int(kwargs.get("max_tokens") or budget), budget)
         with lock:
             response = llm.create_chat_completion(messages=messages, **kwargs)
         choice = response["choices"][0]

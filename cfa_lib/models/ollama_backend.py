@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import ollama
 
-from .backend import Messages, RawReply, TokenCount, approx_count
+from .backend import Messages, RawReply, ServerReplies, TokenCount, approx_count
 from .errors import ModelUnavailableError
 from .names import ModelSpec
 from .retry import RETRY_STATUS, TransientError
@@ -28,7 +28,7 @@ def full_name(model: str) -> str:
     return model if ":" in model.rsplit("/", 1)[-1] else f"{model}:latest"
 
 
-class OllamaBackend:
+class OllamaBackend(ServerReplies):
     kind = "ollama"
     supports_batch = False
     # Ollama runs OLLAMA_NUM_PARALLEL requests at once (1-4 by default) and queues the rest without ever

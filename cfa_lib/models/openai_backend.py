@@ -12,7 +12,7 @@ import httpx
 import openai
 from openai.types.chat import ChatCompletion
 
-from .backend import Messages, RawReply, TokenCount, approx_count, is_loopback
+from .backend import Messages, RawReply, ServerReplies, TokenCount, approx_count, is_loopback
 from .errors import ModelUnavailableError
 from .names import ModelSpec
 from .retry import RETRY_STATUS, TransientError, parse_retry_after
@@ -68,7 +68,7 @@ def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
     return exc.status_code in (400, 422) or (exc.status_code == 500 and "response_format" in text)
 
 
-class OpenAIBackend:
+class OpenAIBackend(ServerReplies):
     kind = "openai"
     supports_batch = True  # /v1/batches at half price (a compatible server without it is told apart at run time)
     fixed_concurrency: int | None = None  # adaptive: grows until the provider answers 429

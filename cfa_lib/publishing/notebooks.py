@@ -59,7 +59,8 @@ JUDGED_SETTINGS = (  # notebooks 01 and 02: the shared parameters, a judge and a
     "settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, "
     "judge_model=judge_model,\n"
     "                    tolerance=tolerance, max_concurrency=max_concurrency, batch=batch, "
-    "max_cost_usd=max_cost_usd)\n"
+    "max_cost_usd=max_cost_usd,\n"
+    "                    retry_failed=retry_failed)\n"
 )
 
 
@@ -73,6 +74,7 @@ sample_seed = None       # None: the first `limit` questions; an integer: a repr
 max_concurrency = 64            # a ceiling: the engine adapts to the provider's rate limit
 batch = False                   # True: OpenAI's Batch API, half the price, results within 24 h
 max_cost_usd = None             # stop cleanly before spending more than this
+retry_failed = False            # True: send again the failures the embedded model gave (cached as answers)
 results_path = None      # a results.json to analyse instead of running
 """, ["parameters"])
 
@@ -184,7 +186,8 @@ perturbation_levels = [1, 2, 3]  # any of 1, 2, 3
     md("## Run"),
     code("""
 settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed,
-                    max_concurrency=max_concurrency, batch=batch, max_cost_usd=max_cost_usd)
+                    max_concurrency=max_concurrency, batch=batch, max_cost_usd=max_cost_usd,
+                    retry_failed=retry_failed)
 run = run_or_load(COUNTERFACTUAL, settings, results_path, generator_model=generator_model,
                   perturbation_levels=perturbation_levels)
 """),

@@ -15,6 +15,7 @@ import sys
 import time
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 from cfa_lib.data import DATASET_NAMES
 from cfa_lib.experiments.registry import EXPERIMENTS, FIGURES_NOTEBOOK
 from cfa_lib.experiments.variants import check_variants
+from cfa_lib.models import parse_model_name
 from cfa_lib.paths import BUILD_DIR, NOTEBOOKS_DIR, PROJECT_ROOT, results_root
 from cfa_lib.results import safe_name
 
@@ -70,7 +72,7 @@ def parse_cost(text: str) -> float:
 def plan(models: Sequence[str], dataset: str, limit: int | None, sample_seed: int | None,
          max_concurrency: int | None, book_root: Path, results_dir: Path, include_reference: bool,
          figures_only: bool = False, batch: bool = False, max_cost_usd: float | None = None,
-         variants: Sequence[str] = ()) -> list[Job]:
+         variants: Sequence[str] = (), retry_failed: bool = False) -> list[Job]:
     """The notebooks to run, in order, with their papermill parameters."""
     jobs: list[Job] = []
     if not figures_only:
@@ -85,6 +87,8 @@ def plan(models: Sequence[str], dataset: str, limit: int | None, sample_seed: in
                 params["batch"] = True
             if max_cost_usd is not None:
                 params["max_cost_usd"] = max_cost_usd
+            if retry_failed:
+                params["retry_failed"] = True
             jobs += [Job(NOTEBOOKS_DIR / e.notebook, out_dir / e.notebook,
                          {**params, "variants": list(variants)} if variants and e.name == "option_bias" else params,
                          model)
@@ -134,12 +138,35 @@ def run_job(job: Job) -> float:
     return time.monotonic() - start
 
 
-def run(jobs: Sequence[Job]) -> None:
+def default_workers(models: Sequence[str]) -> int:
+    """Notebooks run at once: one per core when every model runs in-process (each kernel decodes on one
+    core, and the shared cache splits the requests two notebooks share, such as Format B and 02's open
+    answers); else one at a time, so a server's rate limit and the spend cap see one run."""
+    in_process = all(parse_model_name(m).backend == "local" for m in models)
+    return max(1, os.cpu_count() or 1) if in_process and models else 1
+
+
+def run(jobs: Sequence[Job], workers: int = 1) -> None:
+    """The experiment notebooks, `workers` at a time, then the figures notebook, which reads their results."""
     use_this_python_as_kernel()
-    for i, job in enumerate(jobs, 1):
+    numbered = list(enumerate(jobs, 1))
+    experiments = [(i, j) for i, j in numbered if j.notebook.name != FIGURES_NOTEBOOK]
+    figures = [(i, j) for i, j in numbered if j.notebook.name == FIGURES_NOTEBOOK]
+
+    def one(i: int, job: Job) -> None:
         print(f"[{i}/{len(jobs)}] {job.notebook.name} ({job.label}) → {_short(job.output)} ...", flush=True)
         seconds = run_job(job)
-        print(f"[{i}/{len(jobs)}] done in {seconds:.1f} s", flush=True)
+        print(f"[{i}/{len(jobs)}] {job.notebook.name} ({job.label}) done in {seconds:.1f} s", flush=True)
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = [pool.submit(one, i, job) for i, job in experiments]
+        for future in futures:
+            if future.exception() is not None:  # the first failure in plan order; the others finish first
+                for other in futures:
+                    other.cancel()
+                raise future.exception()  # type: ignore[misc]
+    for i, job in figures:
+        one(i, job)
 
 
 def _short(path: Path) -> str:
@@ -163,8 +190,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="requests that failed inside a batch: retry by batch (default) or live")
     parser.add_argument("--max-cost-usd", type=parse_cost, default=None,
                         help="stop cleanly before the whole run spends more than this (all notebooks together)")
+    parser.add_argument("--retry-failed", action="store_true",
+                        help="send again the failures a deterministic model gave, which the cache keeps")
     parser.add_argument("--variants", default="",
                         help='answer-format variants for notebook 01, space-separated, e.g. "options_only shuffled"')
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="notebooks run at once (default: one per core for in-process models, else 1)")
     parser.add_argument("--no-reference", action="store_true",
                         help="leave the original study's runs out of 04")
     parser.add_argument("--figures-only", action="store_true", help="run notebook 04 alone")
@@ -189,9 +220,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     jobs = plan(models, args.dataset, args.limit, args.sample_seed, args.max_concurrency,
                 args.book_root.resolve(), (args.results_dir or results_root()).resolve(),
                 include_reference=not args.no_reference, figures_only=args.figures_only, batch=args.batch,
-                max_cost_usd=args.max_cost_usd, variants=variants)
+                max_cost_usd=args.max_cost_usd, variants=variants, retry_failed=args.retry_failed)
     try:
-        run(jobs)
+        run(jobs, args.jobs or default_workers(models))
     except PipelineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
