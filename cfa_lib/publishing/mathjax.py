@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tarfile
+import tempfile
 from pathlib import Path
 
 from cfa_lib.paths import PROJECT_ROOT
@@ -24,12 +26,16 @@ def mathjax_tarball(cache: Path = MATHJAX_CACHE) -> Path:
         raise BookBuildError("npm is needed once to fetch MathJax (apt-get install npm), or put "
                              f"mathjax-3.x.tgz (npm pack {MATHJAX_SPEC}) in {cache}.")
     cache.mkdir(parents=True, exist_ok=True)
-    subprocess.run([npm, "pack", MATHJAX_SPEC, "--pack-destination", str(cache), "--silent"], check=True,
-                   stdout=subprocess.DEVNULL)
-    found = sorted(cache.glob("mathjax-3.*.tgz"))
-    if not found:
-        raise BookBuildError(f"npm pack {MATHJAX_SPEC} left no mathjax-3.*.tgz in {cache}")
-    return found[-1]
+    # Packed beside the cache and moved in whole: a build running at the same time (pytest-xdist, the
+    # pipeline's jobs) never finds a tarball that is still being written.
+    with tempfile.TemporaryDirectory(dir=cache) as packing:
+        subprocess.run([npm, "pack", MATHJAX_SPEC, "--pack-destination", packing, "--silent"], check=True,
+                       stdout=subprocess.DEVNULL)
+        packed = sorted(Path(packing).glob("mathjax-3.*.tgz"))
+        if not packed:
+            raise BookBuildError(f"npm pack {MATHJAX_SPEC} left no mathjax-3.*.tgz in {cache}")
+        os.replace(packed[-1], cache / packed[-1].name)
+    return cache / packed[-1].name
 
 
 def install_mathjax(root: Path) -> Path:
