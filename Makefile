@@ -22,10 +22,10 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 ## make test: ruff, then every test (slow end-to-end ones included), one worker per core (pytest-xdist);
-## the book's tests stay together on one worker (xdist_group "book"), since they share one built book
+## a test file runs on one worker, so a module fixture (the built book, the bad-parameter runs) is made once
 test: install browser
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n auto --dist loadgroup
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 ## make book: run notebooks 01-03 on each of MODELS, then 04, then build the book offline
 book: browser notebooks html

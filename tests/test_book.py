@@ -34,7 +34,6 @@ SCREENSHOT = PROJECT_ROOT / "artifacts" / "book_results.png"
 RESULTS_PAGES = ["book/results.html", *(f"book/executed/{name}.html" for name in pages.EXECUTED)]
 # The whole main job on the embedded model by default; CFA_BOOK_FULL=0 builds from notebook 04 alone (faster).
 FULL = os.environ.get("CFA_BOOK_FULL", "1") == "1"
-ONE_BOOK = pytest.mark.xdist_group("book")  # the slow tests share one built book: one test worker runs them all
 FAKE_SECRETS = {"OPENAI_API_KEY": f"sk-test-{secrets.token_hex(16)}", "CFA_TEST_TOKEN": secrets.token_hex(12)}
 
 
@@ -227,7 +226,6 @@ def page_url(book: Path, page: str) -> str:
 
 
 @pytest.mark.slow
-@ONE_BOOK
 @pytest.mark.timeout(1800)
 def test_index_and_results_pages_load_with_every_figure_drawn(book, browser):
     browser.open(page_url(book, "index.html"), loads=2)  # the top page redirects to book/index.html
@@ -246,7 +244,6 @@ def test_index_and_results_pages_load_with_every_figure_drawn(book, browser):
 
 
 @pytest.mark.slow
-@ONE_BOOK
 def test_no_output_shows_a_python_traceback(book, browser):
     for path in sorted((book / "book" / "executed").glob("*.ipynb")):
         notebook = nbformat.read(path, as_version=4)
@@ -261,7 +258,6 @@ def test_no_output_shows_a_python_traceback(book, browser):
 
 
 @pytest.mark.slow
-@ONE_BOOK
 def test_model_output_with_a_script_element_is_shown_as_text_and_never_runs(book, browser):
     browser.open(page_url(book, "book/executed/04_paper_figures.html"))
     assert INJECTED in browser.evaluate("document.body.innerText")
@@ -269,7 +265,6 @@ def test_model_output_with_a_script_element_is_shown_as_text_and_never_runs(book
 
 
 @pytest.mark.slow
-@ONE_BOOK
 def test_the_book_reads_offline_with_its_own_mathjax(book, browser):
     browser.open(page_url(book, "book/method.html"))
     rendered = browser.evaluate("MathJax.startup.promise.then(() => document.querySelectorAll('mjx-container').length)")
@@ -281,7 +276,6 @@ def test_the_book_reads_offline_with_its_own_mathjax(book, browser):
 
 
 @pytest.mark.slow
-@ONE_BOOK
 def test_results_page_screenshot_is_saved_for_review(book, browser):
     browser.open(page_url(book, "book/executed/04_paper_figures.html"))
     browser.evaluate("document.getElementById('option-bias-table-p1a-figure-1').scrollIntoView()")
@@ -290,7 +284,6 @@ def test_results_page_screenshot_is_saved_for_review(book, browser):
 
 
 @pytest.mark.slow
-@ONE_BOOK
 def test_no_file_written_by_the_run_and_the_build_holds_a_credential(book):
     written = [p for p in book.rglob("*") if p.is_file() and p.stat().st_size < 50_000_000]
     assert len(written) > 50
@@ -300,7 +293,6 @@ def test_no_file_written_by_the_run_and_the_build_holds_a_credential(book):
 
 
 @pytest.mark.slow
-@ONE_BOOK
 def test_run_metadata_appendix_lists_every_run_of_the_book(book, browser):
     browser.open(page_url(book, "book/appendix_runs.html"))
     text = browser.evaluate("document.body.innerText")

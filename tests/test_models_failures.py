@@ -88,18 +88,18 @@ def test_a_server_not_marked_deterministic_keeps_retrying_failures(fake, tmp_pat
     assert sent(app) == 5
 
 
-def test_which_backends_are_deterministic(monkeypatch) -> None:
-    local = get_client("local")
-    openai = get_client("openai/fake-model", base_url="http://127.0.0.1:9/v1")
+def test_which_backends_are_deterministic(monkeypatch, tmp_path: Path) -> None:
+    local = get_client("local", cache_dir=tmp_path)
+    openai = get_client("openai/fake-model", base_url="http://127.0.0.1:9/v1", cache_dir=tmp_path)
     assert local._deterministic(local.backend.prepare_params({}))
     assert not local._deterministic(local.backend.prepare_params({"temperature": 0.7, "seed": None}))
     assert not openai._deterministic(openai.backend.prepare_params({}))
     monkeypatch.setenv("CFA_DETERMINISTIC", "0")
     assert not local._deterministic(local.backend.prepare_params({}))
-    assert get_client("local", deterministic=True)._deterministic({})  # the argument first
+    assert get_client("local", cache_dir=tmp_path, deterministic=True)._deterministic({})  # the argument first
     monkeypatch.setenv("CFA_DETERMINISTIC", "maybe")
     with pytest.raises(ValueError, match="CFA_DETERMINISTIC='maybe' is not valid"):
-        get_client("local")
+        get_client("local", cache_dir=tmp_path)
 
 
 def test_the_local_grammar_bounds_every_string_and_the_verdict_budget() -> None:
