@@ -173,8 +173,13 @@ def main_clause(sentence: str) -> str:
 def is_aside(sentence: str, stem: str = "") -> bool:
     """A sentence that comments on the answer: a comparison, a hypothetical, a restatement, the next
     period's figure; words copied from the stem ("with the same interest rate") do not make one."""
+    difference = asks_difference(stem)
     return bool(_ASIDE_START.match(sentence)) or any(
-        not from_stem(sentence, m.start(), m.end(), stem) for m in _ASIDE_ANYWHERE.finditer(sentence))
+        not from_stem(sentence, m.start(), m.end(), stem) and not (difference and _COMPARING.fullmatch(m.group()))
+        for m in _ASIDE_ANYWHERE.finditer(sentence))
+
+
+_COMPARING = re.compile(r"(?i)compar(?:ed|es|ing)\s+(?:with|to)|versus|vs\.?")  # asides unless a difference is asked
 
 
 def restates(stem: str, text: str, found: Found) -> bool:
@@ -242,6 +247,7 @@ _DIRECTIONS = {  # name: (one side, the other side)
     "currency": (r"appreciat(?:e[sd]?|ing|ion)", r"depreciat(?:e[sd]?|ing|ion)"),
     "flow": (r"inflows?", r"outflows?"),
     "balance": (r"surplus(?:es)?", r"deficits?"),
+    "financing": (r"issu(?:e[sd]?|ing|ance)", r"repurchas(?:e[sd]?|ing)|buy(?:s|ing)?[\s-]?backs?|bought\s+back"),
 }
 Direction = tuple[str, int]  # ("trade", 0) buy, ("trade", 1) sell, ("result", 1) loss, ...
 
@@ -260,6 +266,17 @@ def direction_agreement(key: set[Direction], answer_text: str) -> str | None:
     if not key or not answer:
         return None
     return "both" if same and opposite else "same" if same else "opposite"
+
+
+def leaves_open(key: set[Direction], text: str) -> bool:
+    """The text offers both directions of the key's words as alternatives: '263 contracts long or short',
+    'buy or sell', 'a gain or a loss of $50,000' (a hedge: nothing is committed)."""
+    for name in {name for name, _ in key}:
+        one, other = (rf"\b(?:{word})\b" for word in _DIRECTIONS[name])
+        joined = r"\s*(?:,\s*)?(?:or|and/or|/)\s+(?:an?\s+|the\s+)?"
+        if re.search(rf"(?i){one}{joined}{other}|{other}{joined}{one}", text):
+            return True
+    return False
 
 
 # --- units the question asks for ---------------------------------------------------------------------------
@@ -287,6 +304,21 @@ def stem_unit(stem: str) -> StemUnit | None:
         word = (scale.group("word") or scale.group("word2")).lower()
         return StemUnit(scale=_SCALE_WORDS[word], currency=scale.group("cur") or scale.group("cur2"))
     return None
+
+
+_ASKS_DIFFERENCE = re.compile(
+    r"(?i)\bthe\s+difference\b[^?:]*\b(?:is|are|was|were|will\s+be|would\s+be)\s*(?:closest\s+to|approximately|"
+    r"equal\s+to|most\s+likely)?\s*[:?]?\s*$|\bhow\s+much\s+(?:more|less|higher|lower|greater|larger|smaller)\b"
+    r"|\bby\s+how\s+much\b"
+)
+
+
+def asks_difference(stem: str) -> bool:
+    """The question asks for a difference ('the difference in its interest earnings compared with ... is closest
+    to:', 'how much more ...'): 'about €6 more' then states the answer, it does not compare it."""
+    question = stem.rsplit("Question:", 1)[-1]
+    question = re.split(r"(?<=[.?!])\s+(?=[A-Z])", question.strip())[-1]
+    return bool(_ASKS_DIFFERENCE.search(question))
 
 
 _SCALED_TOKEN = re.compile(r"(?i)thousand|million|billion|trillion|\d\s*(?:k|m|mm|mn|bn|b|tn|mio)\b")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from cfa_lib.answers.commitment import (
     apply_sign_words,
+    asks_difference,
     aside_number,
     is_aside,
     main_clause,
@@ -26,7 +27,8 @@ from cfa_lib.answers.text import clean
 
 _CUE_BEFORE = re.compile(
     r"(?i)(?:=|≈|≅|~|:|→|=>|->|\b(?:is|are|was|were|be|equals?|equal\s+to|approximately|approx\.?|about|around|"
-    r"roughly|nearly|close\s+to|closest\s+to|becomes|gives|yields|totals?|reaches|amounts?\s+to|"
+    r"roughly|nearly|close\s+to|closest\s+to|becomes|gives|yields|totals?|total\s+of|reaches|amounts?\s+to|"
+    r"gain(?:s|ed)|earn(?:s|ed)|return(?:s|ed)|los(?:es|t)|gr(?:ows|ew)|shr(?:inks|ank)|"
     r"comes?\s+to|answer|i\.e\.|namely|(?:falls?|fell|drops?|dropped|declines?|goes\s+back|rises?|rose|increases?|"
     r"increased)\s+to|(?:increase|decrease|decline|rise|fall|drop|loss|gain|change)[sd]?\s+(?:of|by)"
     r"|(?:falls?|fell|drops?|dropped|declines?|declined|decreases?|decreased|rises?|rose|increases?|increased)"
@@ -66,16 +68,19 @@ def _is_term(text: str, found: Found) -> bool:
     return open_at > 0 and text.rfind(")", open_at, found.start) < 0 and bool(re.match(r"[\w)]", text[open_at - 1]))
 
 
-def _score(text: str, found: Found) -> float:
+def _score(text: str, found: Found, difference: bool = False) -> float:
     before = text[: found.start]
     after = text[found.end :]
     score = 0.0
     cue_text = re.sub(r"[\s*_(`$€£¥]+$", "", before)
-    if _CUE_BEFORE.search(cue_text) or not before.strip():
+    cue = _CUE_BEFORE.search(cue_text)
+    if cue and cue.group().lstrip().startswith(":") and _ends_in_value(cue_text[: cue.start()]):
+        cue = None  # "gained 13.89%: 8% in euros, plus ...": the colon explains the value before it
+    if cue or not before.strip():
         score += 3
     elif _CONTEXT_BEFORE.search(cue_text):
         score -= 1
-    if _COMPARISON_AFTER.search(after):
+    if _COMPARISON_AFTER.search(after) and not difference:  # "about €6 more" answers "the difference ..."
         score -= 2
     if re.search(r"(?i)\b(?:than|vs\.?|versus|compared\s+(?:with|to))\s+(?:the|a|an)\s+[\w\s-]{0,30}$", before[-60:]):
         score -= 3  # "lower than the unconditional rate of 5%"
@@ -105,6 +110,12 @@ def _score(text: str, found: Found) -> float:
     return score
 
 
+def _ends_in_value(text: str) -> bool:
+    """The text ends with a value (not a label: 'Step 3')."""
+    found = scan_numbers(text)
+    return bool(found) and not text[found[-1].end :].strip()
+
+
 @dataclass(frozen=True)
 class Reading:
     """The number a response commits to, with the region it was read in and its token ('€6.8 million');
@@ -131,7 +142,8 @@ def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0
     """Highest-scoring number of a region; ties go to the later one ('r = 0.0814 ≈ 8.14%'); a number in
     notation copied from the stem ('from t = 0 to t = 1') is demoted. Sign words are applied ("a decline of
     10.90%" is −10.90 %)."""
-    candidates = [(_score(text, found) - 4 * restates(stem, text, found), found.start, found)
+    difference = asks_difference(stem)
+    candidates = [(_score(text, found, difference) - 4 * restates(stem, text, found), found.start, found)
                   for found in scan_values(text)]
     if not candidates:
         return None

@@ -38,6 +38,7 @@ from cfa_lib.answers.commitment import (
     in_stem_unit,
     is_hedge,
     is_refusal,
+    leaves_open,
     stem_unit,
 )
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
@@ -172,6 +173,9 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     if grade.match and direction == "opposite":
         return OpenGrade("incorrect", shown, f"{grade.reason}, but its direction word contradicts the key's "
                          f"({question.correct_text.strip()})", source)
+    if direction == "both" and leaves_open(key_directions(question), clause):
+        return OpenGrade("no_answer", None, "the answer leaves the direction open (both named as alternatives)",
+                         source)
     if grade.match and direction == "both":
         return OpenGrade("judge", shown, "the number matches but the answer names both directions", source)
     return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)

@@ -22,13 +22,13 @@ import re
 from collections.abc import Callable
 
 from cfa_lib.answers.asked import asked_quantity, mentions, statements
-from cfa_lib.answers.commitment import from_stem, sentence_spans
+from cfa_lib.answers.commitment import asks_difference, from_stem, sentence_spans
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
 
-_COMPARED_BEFORE = re.compile(
-    r"(?i)\b(?:exceed\w*|outperform\w*|beat\w*)\b[^.;]{0,80}\bby\s*(?:about\s+|roughly\s+)?$"
-    r"|\b(?:than|vs\.?|versus|above|below|beyond|differs?\s+from|compared\s+(?:with|to))\s+"
+_EXCEEDS_BY = re.compile(r"(?i)\b(?:exceed\w*|outperform\w*|beat\w*)\b[^.;]{0,80}\bby\s*(?:about\s+|roughly\s+)?$")
+_COMPARED_WITH = re.compile(
+    r"(?i)\b(?:than|vs\.?|versus|above|below|beyond|differs?\s+from|compared\s+(?:with|to))\s+"
     r"(?:the\s+|a\s+|an\s+|its\s+)?(?:[\w-]+\s+){0,3}$"
 )
 _COMPARED_AFTER = re.compile(r"(?i)^\s*(?:more|less|higher|lower|greater|smaller|above|below)\b")
@@ -47,8 +47,9 @@ def comments(reading: Reading, body: str, stem: str = "") -> bool:
     words copied from the stem ('250 units instead of 200 units') are neither."""
     before, after = reading.region[: reading.found.start], body[reading.at + reading.found.end :]
     clause = reading.region[clause_start(reading, colon=False) : reading.found.end]
-    found = [(before, _COMPARED_BEFORE.search(before)), (after, _COMPARED_AFTER.match(after)),
-             (clause, _SUPPOSED.search(clause))]
+    found = [(before, _COMPARED_WITH.search(before)), (clause, _SUPPOSED.search(clause))]
+    if not asks_difference(stem):  # "exceeds ... by €6", "about €6 more" state the difference asked for
+        found += [(before, _EXCEEDS_BY.search(before)), (after, _COMPARED_AFTER.match(after))]
     return any(m is not None and not from_stem(text, m.start(), m.end(), stem) for text, m in found)
 
 
