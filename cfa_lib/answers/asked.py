@@ -246,6 +246,31 @@ def _stated_value(asked: Asked, clause: str, stem: str) -> Found | None:
     return None
 
 
+# what a quantity is said to be when it is no number: "White's maximum possible loss is unlimited"
+_WORD_VALUE = re.compile(
+    r"(?i)^\s*(?:is|are|was|were|becomes?|(?:would|will)\s+be|[:=])\s*(?:therefore\s+|thus\s+|then\s+|effectively\s+|"
+    r"theoretically\s+|potentially\s+|in\s+principle\s+)?(?:unlimited|infinite|unbounded|uncapped|limitless|"
+    r"undefined|indeterminate|not\s+(?:limited|capped|bounded|defined|determinable))\b"
+)
+
+
+def worded(body: str, asked: Asked | None, stem: str = "") -> int | None:
+    """Where the last clause stands that gives the asked quantity a value in words ('the maximum possible loss
+    is unlimited'), with no number after it in the clause; None when there is none."""
+    if asked is None:
+        return None
+    last = None
+    for at, sentence in sentence_spans(body):
+        if is_aside(sentence, stem):
+            continue
+        for clause_at, clause in _clauses(sentence):
+            for mention in mentions(asked, clause):
+                rest = clause[mention.end() :]
+                if _WORD_VALUE.match(rest) and not re.search(r"\d", rest):
+                    last = at + clause_at + mention.start()
+    return last
+
+
 def _clauses(sentence: str) -> list[tuple[int, str]]:
     """A sentence cut at ';' and at ', and' / ', so': one statement each."""
     cuts = [0] + [m.end() for m in re.finditer(r";\s*|,\s+(?:and|so|then|while)\s+", sentence)]

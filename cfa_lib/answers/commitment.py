@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cfa_lib.answers.numbers import PERCENT, Found, Number, relative_error, scan_numbers
+from cfa_lib.answers.numbers import PERCENT, Found, Number, relative_error, scan_numbers, scan_values
 
 # --- the FINAL ANSWER line -----------------------------------------------------------------------------
 _FINAL_LINE = re.compile(r"(?im)^[ \t>#*_\-•]*final[ \t]+answer[ \t*_]*[:：][ \t*_]*(?P<rest>.*)$")
@@ -74,7 +74,7 @@ _HEDGE = re.compile(
     rf"(?i)\beither\b[^.\n]{{0,80}}\bor\b"  # either X or Y
     rf"|\bbetween\s+(?:about\s+)?{_NUM}{_UNIT}\s+and\s+{_NUM}"  # between X and Y
     rf"|\d%?[–-][$€£¥]?\d"  # 40–41 %, £97,500–£97,560 (never a spaced minus: 4 − 7)
-    r"|\bdepend(?:s|ing)?\s+on\b|\bequally\s+valid\b|\bboth\s+(?:are|figures\s+are|values\s+are)\s+"
+    r"|\bdepend(?:s|ing)?\s+on\b|\bhing(?:es|ing)\s+on\b|\bequally\s+valid\b|\bboth\s+(?:are|figures\s+are|values\s+are)\s+"
     r"(?:defensible|plausible|valid|possible|correct)\b|\bcould\s+also\s+be\s+right\b|\bI['’]d\s+need\s+to\s+know\b"
     r"|\bI['’]d\s+report\s+one\s+of\b|\beither\s+(?:number|value|figure)\b|\bone\s+of\s+those\s+two\b"
     r"|\bmay\s+be\s+what['’]?s\s+intended\b|\bsomewhere\s+between\b|\b(?:hard|impossible)\s+to\s+say\b"
@@ -107,7 +107,16 @@ def is_hedge(text: str, stem: str = "") -> bool:
         _two_values(s, stem) for s in parts)
 
 
+# "both 1 to 5 and 5 to 1 describe ...", "both 8.0% and 8.16% are ...": two values kept side by side
+_BOTH_PAIR = re.compile(rf"(?i)\bboth\s+(?P<a>{_NUM}(?:/\d+(?:\.\d+)?)?{_UNIT})\s+and\s+(?P<b>{_NUM}(?:/\d+(?:\.\d+)?)?{_UNIT})")
+
+
 def _two_values(sentence: str, stem: str) -> bool:
+    for both in _BOTH_PAIR.finditer(sentence):
+        a, b = scan_values(both.group("a")), scan_values(both.group("b"))
+        if a and b and relative_error(a[0].number, b[0].number) > 1e-9 and not from_stem(
+                sentence, both.start(), both.end(), stem):
+            return True
     for pair in _OR_PAIR.finditer(sentence):
         a, b = (scan_numbers(pair.group(g) or pair.group(f"{g}2")) for g in ("a", "b"))
         if a and b and relative_error(a[0].number, b[0].number) > 1e-9 and not from_stem(

@@ -11,6 +11,7 @@ labels ("Step 3", "IFRS 16") and remarks in parentheses. `settle` then checks th
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cfa_lib.answers.commitment import (
@@ -93,7 +94,8 @@ def _score(text: str, found: Found, difference: bool = False) -> float:
         r"[\w)]\s+-$", stripped_before
     )
     left_exponent = re.search(r"[\^]\s*[({]\s*$", before)
-    right_operator = re.match(rf"\s*(?:[{re.escape(_OPERATOR)}]|-\s+[\d($€£¥])", after) or re.match(r"\)\s*\^", after)
+    right_operator = re.match(rf"\s*(?:[{re.escape(_OPERATOR)}]|-\s+[\d($€£¥])", after) or re.match(r"\)\s*\^", after) \
+        or re.match(r"\s*-\s*[^\W\d_aAI](?![^\W_])", after)  # "(1 - λ)", "1 - r": a symbol subtracted
     if left_operator or left_exponent or right_operator or _is_term(text, found):
         score -= 6
     if _TIME_AFTER.search(after) and not _CUE_BEFORE.search(cue_text):  # "in 6 years", not "= 2.83 years"
@@ -138,13 +140,13 @@ class Reading:
 
 
 def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0, at: int = 0,
-             explicit: bool = False, stem: str = "") -> Reading | None:
+             explicit: bool = False, stem: str = "", keep: Callable[[Number], bool] | None = None) -> Reading | None:
     """Highest-scoring number of a region; ties go to the later one ('r = 0.0814 ≈ 8.14%'); a number in
     notation copied from the stem ('from t = 0 to t = 1') is demoted. Sign words are applied ("a decline of
     10.90%" is −10.90 %)."""
     difference = asks_difference(stem)
     candidates = [(_score(text, found, difference) - 4 * restates(stem, text, found), found.start, found)
-                  for found in scan_values(text)]
+                  for found in scan_values(text) if keep is None or keep(found.number)]
     if not candidates:
         return None
     candidates[0] = (candidates[0][0] + first_bonus, *candidates[0][1:])
@@ -152,6 +154,12 @@ def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0
     if threshold is not None and score < threshold:
         return None
     return Reading(apply_sign_words(text, found), text, found, at, explicit)
+
+
+def stated_in(text: str, keep: Callable[[Number], bool], at: int = 0, stem: str = "") -> Reading | None:
+    """The best value of a text among those `keep` accepts, when it is stated ('= €3,760', 'is €3,760'), not
+    merely mentioned."""
+    return _best_in(text, threshold=3, at=at, stem=stem, keep=keep)
 
 
 def _boxed_contents(text: str) -> list[tuple[int, str]]:

@@ -154,7 +154,8 @@ def spell_numbers(text: str) -> str:
 
 _RATIO = re.compile(
     r"(?<![\w.,/$€£¥-])(?<!\bfrom\s)(?<!\bbetween\s)(?P<a>\d+(?:\.\d+)?)\s*(?::|\bto\b)\s*(?P<b>\d+(?:\.\d+)?)"
-    r"(?![\d.,]*\d|\s*(?:%|[A-Za-z]))"
+    r"(?![\d.,]*\d|\s*(?:%|[A-Za-z]*\d|(?i:percent|per\s+cent|bps|basis|years?|yrs?|months?|days?|weeks?|quarters?|"
+    r"periods?|times|thousand|million|billion|mn|bn|[km]|am|pm|h)\b))"
 )
 
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from cfa_lib.answers.asked import asked_quantity, mentions, statements
+from cfa_lib.answers.asked import asked_quantity, mentions, statements, worded
 from cfa_lib.answers.commitment import asks_difference, from_stem, sentence_spans
-from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
+from cfa_lib.answers.final_number import Reading, clause_start, read_body, stated_in, value_clause
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
 
 _EXCEEDS_BY = re.compile(r"(?i)\b(?:exceed\w*|outperform\w*|beat\w*)\b[^.;]{0,80}\bby\s*(?:about\s+|roughly\s+)?$")
@@ -76,8 +76,12 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
     """The reading a grader would point at (None: no number committed), or the reason to ask the judge."""
     asked = asked_quantity(stem)
     stated = [s for s in statements(body, asked, stem) if not _other_kind(s.number, key_unit)]
+    in_words = worded(body, asked, stem)
+    if in_words is not None and (reading is None or not reading.explicit) and all(
+            in_words > r.position for r in [*stated, *([reading] if reading else [])]):
+        return None  # the last word on the asked quantity is no number: "the maximum possible loss is unlimited"
     if reading is not None and not reading.explicit and _other_kind(reading.number, key_unit):
-        kind = _of_kind(reading, key_unit)
+        kind = _of_kind(reading, key_unit) or _stated_after(body, stem, reading, key_unit)
         if kind is None and not stated:  # "The NPV comes out to $58.33 ... the IRR is roughly 51%."
             before = _committed_before(body, stem, reading, key_unit)
             return before or "the value read is not of the key's kind (a percent against an amount, or the reverse)"
@@ -123,6 +127,16 @@ def _other_kind(number: Number, key_unit: str | None) -> bool:
     """A percent against a key in money, or money against a percent key."""
     return (number.unit == PERCENT and key_unit in CURRENCY_UNITS) or (
         number.unit in CURRENCY_UNITS and key_unit == PERCENT)
+
+
+def _stated_after(body: str, stem: str, reading: Reading, key_unit: str | None) -> Reading | None:
+    """A value of the key's kind stated later in the reading's sentence ('The initial margin is 40%, i.e. 2/5 of
+    the €9,400 position: 2/5 × €9,400 = €3,760.')."""
+    start = _sentence_of(body, reading)
+    end = next((at for at, _ in sentence_spans(body) if at > start), len(body))
+    after = reading.position + len(reading.token)
+    return stated_in(body[after:end], lambda n: not _other_kind(n, key_unit) and n.unit is not None,
+                     at=after, stem=stem)
 
 
 def _of_kind(reading: Reading, key_unit: str | None) -> Reading | None:
