@@ -203,6 +203,9 @@ def _counted_value(asked: Asked, clause: str) -> Found | None:
     return found[-1] if found else None
 
 
+_METHOD_LEAD = re.compile(r"(?i)^[\s>*#\-•]*(?:dividing|multiplying|discounting|summing|adding|rounding|rounded)\b[^:.;]*:\s*")
+
+
 def statements(body: str, asked: Asked | None, stem: str = "") -> list[Reading]:
     """Every clause, in order, whose subject is the asked quantity and which equates a value to it; asides
     ('If ...', 'For comparison ...', '... would be') and the quantity inside a formula ('= MacDur / 1.08')
@@ -213,7 +216,11 @@ def statements(body: str, asked: Asked | None, stem: str = "") -> list[Reading]:
     body = re.sub(r"\n(?=\s*[=≈])|\n(?=\s*\n\s*[=≈])", " ", body)  # an equation continued on the next line
     for at, sentence in sentence_spans(body):
         if is_aside(sentence, stem):
-            continue
+            # "Dividing by par (100): Macaulay duration ≈ 2.68 years.": the method, then the statement
+            method = _METHOD_LEAD.match(sentence)
+            if method is None or is_aside(sentence[method.end() :], stem):
+                continue
+            at, sentence = at + method.end(), sentence[method.end() :]
         for clause_at, clause in _clauses(sentence):
             if re.search(r"(?i)\b(?:would|could|if)\b", clause):
                 continue

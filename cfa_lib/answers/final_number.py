@@ -201,8 +201,9 @@ def read_number(text: str | None, stem: str = "") -> Reading | None:
     return read_body(body, stem)
 
 
-def read_body(body: str, stem: str = "") -> Reading | None:
-    """`read_number` on a body already cleaned and normalised."""
+def read_body(body: str, stem: str = "", line: bool = False) -> Reading | None:
+    """`read_number` on a body already cleaned and normalised; `line`: the body is one answer line (a FINAL
+    ANSWER line: '2.83 (Macaulay); modified 2.62' is read as a whole, its first value leading)."""
     for at, content in reversed(_boxed_contents(body)):
         reading = _best_in(content, at=at, explicit=True)
         if reading is not None:
@@ -216,7 +217,7 @@ def read_body(body: str, stem: str = "") -> Reading | None:
         # the number right after "Answer:" is the answer unless a later one is clearly the result
         at = body.find(region.split("\n")[0], markers[-1].end())
         return _best_in(main_clause(region), first_bonus=1, at=at, explicit=True, stem=stem)
-    return _concluding_number(body, stem)
+    return _concluding_number(body, stem, semicolons=not line)
 
 
 _HYPOTHETICAL = re.compile(r"(?i)\b(?:if|note|otherwise|alternatively|assuming|would|could|suppose)\b")
@@ -246,10 +247,12 @@ def _answer_region(body: str, start: int) -> str | None:
     return region if scan_numbers(region) else None
 
 
-def _concluding_number(body: str, stem: str = "") -> Reading | None:
+def _concluding_number(body: str, stem: str = "", semicolons: bool = True) -> Reading | None:
     """The number of the last sentence that states a result: asides (comparisons, hypotheticals,
-    restatements, notes) are skipped, and a trailing restating clause is cut off first."""
-    parts = sentence_spans(body)
+    restatements, notes) are skipped, and a trailing restating clause is cut off first; a semicolon ends a
+    statement too ('The $55 limit only matters if ...; ignoring gaps, White loses at most $800')."""
+    parts = [(at + m.start(), m.group()) for at, sentence in sentence_spans(body)
+             for m in re.finditer(r"[^;]+(?:;|$)" if semicolons else r".+", sentence) if m.group().strip(" ;")]
     for skip_asides in (True, False):  # a response made only of conditional sentences still answers
         for at, sentence in reversed(parts):
             clause = _committed_clause(sentence)

@@ -130,7 +130,7 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
 
     source: AnswerSource = "heuristic" if final is None else "final_line"
     text = body if final is None else final
-    reading = read_body(text, question.stem)
+    reading = read_body(text, question.stem, line=final is not None)
     if final is None:
         if is_refusal(body, reading.number if reading else None):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
