@@ -15,6 +15,7 @@ Each rule is a short list of phrases, tested on the hand-labelled corpus (tests/
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -322,6 +323,7 @@ _ASKS_DIFFERENCE = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def asks_difference(stem: str) -> bool:
     """The question asks for a difference ('the difference in its interest earnings compared with ... is closest
     to:', 'how much more ...'): 'about €6 more' then states the answer, it does not compare it."""
