@@ -213,6 +213,23 @@ def from_stem(text: str, start: int, end: int, stem: str) -> bool:
     return any(len(c.strip()) >= 12 and " ".join(c.split()).lower().strip(" .,;:*") in flat for c in contexts)
 
 
+def restated_fact(text: str, start: int, end: int, stem: str) -> bool:
+    """The value and up to three words before it (or two after it) are copied from the stem: 'The stock was
+    issued at $25.' restates the question, it does not answer it."""
+    if not stem:
+        return False
+    flat = " ".join(stem.split()).lower()
+    span = text[start:end]
+    for words in range(1, 4):
+        before = re.search(rf"(?:\S+\s+){{{words}}}$", text[:start])
+        after = re.match(rf"(?:\s+[^\s.,;:*]+){{{min(words, 2)}}}", text[end:])
+        for context in ((before.group() + span) if before else "", (span + after.group()) if after else ""):
+            context = " ".join(context.split()).lower().strip(" .,;:*")
+            if len(context) >= 12 and context in flat:
+                return True
+    return False
+
+
 def is_aside_start(sentence: str) -> bool:
     """A sentence that opens as an aside ("By symmetry, ...", "For comparison, ...", "If ...")."""
     return bool(_ASIDE_START.match(sentence))
@@ -241,9 +258,15 @@ def apply_sign_words(region: str, found: Found) -> Number:
     "drops about", "negative 0.24", "a 3.49% decline"); "falls to 95.00" is a level and keeps its sign."""
     number = found.number
     before, after = region[max(0, found.start - 60) : found.start], region[found.end :]
-    if number.value > 0 and (_SIGN_BEFORE.search(before) or _SIGN_AFTER.match(after)):
+    sign = _SIGN_BEFORE.search(before)
+    if sign and _EITHER_WAY.search(before[: sign.start()]):
+        return number  # "move up or down by 3.71%": a size, no sign
+    if number.value > 0 and (sign or _SIGN_AFTER.match(after)):
         return Number(-number.value, number.unit)
     return number
+
+
+_EITHER_WAY = re.compile(r"(?i)\b(?:up|ris(?:e|es|ing)|increas(?:e|es|ing)|gain(?:s|ing)?)\s*(?:or|and/or|/)\s*$")
 
 
 # --- direction words: the action or sign a value carries -------------------------------------------------------

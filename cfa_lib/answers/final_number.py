@@ -18,6 +18,7 @@ from cfa_lib.answers.commitment import (
     apply_sign_words,
     asks_difference,
     aside_number,
+    restated_fact,
     is_aside,
     main_clause,
     restates,
@@ -259,8 +260,10 @@ def _concluding_number(body: str, stem: str = "", semicolons: bool = True) -> Re
             if skip_asides and (_NOTE_SENTENCE.match(clause) or is_aside(clause, stem)):
                 continue
             reading = _best_in(clause, threshold=-1, at=at + sentence.find(clause), stem=stem)
-            if reading is not None and skip_asides and aside_number(clause, reading.found.start, stem):
-                continue
+            if reading is not None and skip_asides and (
+                    aside_number(clause, reading.found.start, stem)
+                    or restated_fact(clause, reading.found.start, reading.found.end, stem)):
+                continue  # a remark, or a fact of the question restated ('The stock was issued at $25.')
             if reading is not None:
                 return reading
     return None

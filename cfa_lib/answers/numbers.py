@@ -115,6 +115,12 @@ _WORD_UNIT_AFTER = re.compile(
     r"pounds\b|yen\b|(?:US)?\$|€|£|¥)"
 )
 _ANSWER_BEFORE = re.compile(r"(?i)\banswer\s*(?:is|[:=：-])\s*(?:about|approximately|roughly|around|~|≈)?\s*$")
+# "the correlation is zero.", "ρ = zero": a number word standing alone as the value equated to a quantity
+_EQUATED_BEFORE = re.compile(
+    r"(?i)(?:\b(?:is|are|was|were|be|equals?|equal\s+to|of)|[=≈])\s+(?:exactly\s+|about\s+|approximately\s+|"
+    r"roughly\s+|around\s+)?$"
+)
+_VALUE_END = re.compile(r"\s*(?:[.,;:)!]|$)")
 
 
 def _word_value(words: str) -> float | None:
@@ -135,13 +141,16 @@ def _word_value(words: str) -> float | None:
 def spell_numbers(text: str) -> str:
     """Numbers written in words as digits where they state a value: 'one million dollars' → '1000000 dollars',
     'about eleven percent' → 'about 11 percent', 'ten and a half percent' → '10.5 percent', 'Answer: twelve'
-    → 'Answer: 12'; counting words in prose ('one of the two values') are left alone."""
+    → 'Answer: 12', 'the correlation is zero.' → 'the correlation is 0.'; counting words in prose ('one of the
+    two values') are left alone."""
 
     def spelled(match: re.Match[str]) -> str:
         phrase = match.group()
         scaled = re.search(r"(?i)\b(?:thousand|million|billion)\b", phrase) and re.match(
             rf"(?i){_NUMBER_WORD}", phrase) and not re.match(r"(?i)(?:thousand|million|billion)\b", phrase)
-        if not (scaled or _WORD_UNIT_AFTER.match(text, match.end()) or _ANSWER_BEFORE.search(text[: match.start()])):
+        alone = _EQUATED_BEFORE.search(text[: match.start()]) and _VALUE_END.match(text, match.end())
+        if not (scaled or alone or _WORD_UNIT_AFTER.match(text, match.end())
+                or _ANSWER_BEFORE.search(text[: match.start()])):
             return phrase
         if re.fullmatch(r"(?i)(?:hundred|thousand|million|billion)(?:\s+and\s+a\s+half)?", phrase):
             return phrase

@@ -33,7 +33,7 @@ _COMPARED_WITH = re.compile(
 )
 _COMPARED_AFTER = re.compile(r"(?i)^\s*(?:more|less|higher|lower|greater|smaller|above|below)\b")
 _SUPPOSED = re.compile(
-    r"(?i)^\W*(?:with|under|using)\b[^.]*\bwould\b|\b(?:if|had|were|instead|otherwise|alternatively)\b"
+    r"(?i)^\W*(?:with|under|using)\b[^.]*\bwould\b|^\W*at\b[^.]*\d[^.]*\bwould\b|\b(?:if|had|were|instead|otherwise|alternatively)\b"
     r"[^.]*\bwould\b|\bwould\b[^.]*\b(?:if|instead|otherwise)\b"
 )
 
@@ -111,11 +111,16 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
 
 def _committed_before(body: str, stem: str, reading: Reading, key_unit: str | None) -> Reading | None:
     """The value the text commits to before `reading`, when it is a statement itself (not a comparison, a
-    supposition or a value of another kind)."""
-    before = read_body(body[: reading.position], stem)
-    if before is None or _other_kind(before.number, key_unit) or comments(before, body[: reading.position], stem):
-        return None
-    return None if re.search(r"(?i)\b(?:would|could|might)\b", value_clause(before)) else before
+    supposition or a value of another kind); the text before the reading's own clause is read when its
+    clause holds no such statement ('The value is $26.92; at the original 7% yield it would be $25.00')."""
+    ends = dict.fromkeys([reading.position, reading.at + clause_start(reading, colon=False)])
+    for end in ends:
+        before = read_body(body[:end], stem)
+        if before is None or _other_kind(before.number, key_unit) or comments(before, body[:end], stem):
+            continue
+        if not re.search(r"(?i)\b(?:would|could|might)\b", value_clause(before)):
+            return before
+    return None
 
 
 def _sentence_of(body: str, reading: Reading) -> int:
