@@ -68,7 +68,7 @@ class Asked:
 
 def question_sentence(stem: str) -> str:
     """The sentence of the stem that asks (after 'Question:' in Challenge scenarios)."""
-    question = stem.rsplit("Question:", 1)[-1].strip()
+    question = " ".join(stem.rsplit("Question:", 1)[-1].split())  # a line break inside the question is a space
     return re.split(r"(?<=[.?!])\s*(?=[A-Za-z])(?<!\b[A-Z]\.)", question)[-1]
 
 
