@@ -141,7 +141,7 @@ _ASIDE_ANYWHERE = re.compile(
     r"by\s+contrast|for\s+comparison|for\s+reference|of\s+which|irrelevant|a\s+common\s+mistake|the\s+same|"
     r"would\s+(?:give|carry|be\s+lower|be\s+higher)|will\s+be\s+amorti[sz]ed)\b"
     r"|\bfrom\s+(?:[A-Z]{3}\s?)?[$€£¥]?(?!(?:19|20)\d\d\b)\d[\d,.]*%?\s+(?:up\s+)?to\s+(?:[A-Z]{3}\s?)?[$€£¥]?\d"
-    r"|±"  # a range: from X to Y (not years), X ± Y
+    r"|\d[%\s]*±"  # a range: from X to Y (not years), X ± Y (not ±X, one magnitude both ways)
 )
 # a trailing clause that restates, compares or decomposes: cut it before reading the sentence's number
 _CLAUSE_CUT = re.compile(
@@ -353,6 +353,19 @@ def asks_difference(stem: str) -> bool:
     question = stem.rsplit("Question:", 1)[-1]
     question = re.split(r"(?<=[.?!])\s+(?=[A-Z])", question.strip())[-1]
     return bool(_ASKS_DIFFERENCE.search(question))
+
+
+_ASKS_CHANGE = re.compile(r"(?i)\b(?:change|impact|effect|increase|decrease|decline|drop|fall|rise|gain|loss|return|"
+                          r"difference)s?\b")
+
+
+@functools.lru_cache(maxsize=4096)
+def asks_change(stem: str) -> bool:
+    """The question asks for a change ('the percentage change in ...', 'the rate of return'), not a level: of
+    'drops by $7.14, to $17.86' the change answers it, otherwise the level does."""
+    question = stem.rsplit("Question:", 1)[-1]
+    question = re.split(r"(?<=[.?!])\s+(?=[A-Z])", question.strip())[-1]
+    return bool(_ASKS_CHANGE.search(question))
 
 
 _SCALED_TOKEN = re.compile(r"(?i)thousand|million|billion|trillion|\d\s*(?:k|m|mm|mn|bn|b|tn|mio)\b")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from cfa_lib.answers.commitment import (
     apply_sign_words,
+    asks_change,
     asks_difference,
     aside_number,
     restated_fact,
@@ -70,7 +71,12 @@ def _is_term(text: str, found: Found) -> bool:
     return open_at > 0 and text.rfind(")", open_at, found.start) < 0 and bool(re.match(r"[\w)]", text[open_at - 1]))
 
 
-def _score(text: str, found: Found, difference: bool = False) -> float:
+# "drop by $7.14, to $17.86": the level after the change
+_LEVEL_AFTER_CHANGE = re.compile(
+    r"(?i)\bby\s+(?:about\s+|approximately\s+|roughly\s+)?[-+$€£¥]?\d[\d,.]*\s*(?:%|bps|basis\s+points)?,?\s+to\s*$")
+
+
+def _score(text: str, found: Found, difference: bool = False, change: bool = False) -> float:
     before = text[: found.start]
     after = text[found.end :]
     score = 0.0
@@ -82,6 +88,10 @@ def _score(text: str, found: Found, difference: bool = False) -> float:
         score += 3
     elif _CONTEXT_BEFORE.search(cue_text):
         score -= 1
+    if re.search(r"(?i)\(?\s*1\s*\+\s*[a-z]\w*\s*\)?(?:\s*\^\s*\w+)?\s*[=≈]\s*$", cue_text):
+        score -= 4  # "1 + r = 1.2879": a growth factor, not the rate
+    if _LEVEL_AFTER_CHANGE.search(before):
+        score += -3 if change else 3  # the change answers 'the percentage change', the level 'at what price'
     if _COMPARISON_AFTER.search(after) and not difference:  # "about €6 more" answers "the difference ..."
         score -= 2
     if re.search(r"(?i)\b(?:than|vs\.?|versus|compared\s+(?:with|to))\s+(?:the|a|an)\s+[\w\s-]{0,30}$", before[-60:]):
@@ -145,8 +155,8 @@ def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0
     """Highest-scoring number of a region; ties go to the later one ('r = 0.0814 ≈ 8.14%'); a number in
     notation copied from the stem ('from t = 0 to t = 1') is demoted. Sign words are applied ("a decline of
     10.90%" is −10.90 %)."""
-    difference = asks_difference(stem)
-    candidates = [(_score(text, found, difference) - 4 * restates(stem, text, found), found.start, found)
+    difference, change = asks_difference(stem), asks_change(stem)
+    candidates = [(_score(text, found, difference, change) - 4 * restates(stem, text, found), found.start, found)
                   for found in scan_values(text) if keep is None or keep(found.number)]
     if not candidates:
         return None

@@ -168,6 +168,17 @@ _RATIO = re.compile(
 )
 
 
+_SYMMETRIC = re.compile(
+    r"(?<![\w.])(?P<s1>[+-])\s?(?P<v>[$€£¥]?\d[\d,]*(?:\.\d+)?\s?%?)\s*(?:,\s*)?(?:or|/|and|and/or)\s*"
+    r"(?P<s2>[+-])\s?(?P=v)(?![\d.,]*\d)"
+)
+
+
+def symmetric_values(text: str) -> str:
+    """'+3.71% or -3.71%' written as '±3.71%': one magnitude in both directions, not two values."""
+    return _SYMMETRIC.sub(lambda m: f"±{m.group('v')}" if m.group("s1") != m.group("s2") else m.group(), text)
+
+
 def ratios_as_fractions(text: str) -> str:
     """'1 to 5' and '1 : 5' written as '1/5' (one value), for a question whose options are ratios ('1 to 5.');
     a range ('from 1 to 5') and numbers with a unit are left alone."""
@@ -261,7 +272,7 @@ def scan_values(text: str) -> list[Found]:
             ratio = re.fullmatch(r"\s*(?::|to)\s*", between) and (
                 re.search(r"(?i)\b(?:ratio|odds)\b", text[: a.start]) or (":" in between and b.number.value == 1))
             alone = not re.search(r"[×*/÷+^(-]\s*$", text[: a.start]) and not re.match(r"\s*[×*/÷+^(]", text[b.end :])
-            if (re.fullmatch(r"\s*/\s*", between) or ratio) and alone:
+            if (re.fullmatch(r"\s*(?:/|out\s+of)\s*", between) or ratio) and alone:  # "3/20", "3 out of 20"
                 values.append(Found(Number(a.number.value / b.number.value), a.start, b.end))
                 i += 2
                 continue

@@ -51,6 +51,7 @@ from cfa_lib.answers.numbers import (
     normalise_signs,
     ratios_as_fractions,
     spell_numbers,
+    symmetric_values,
 )
 from cfa_lib.answers.settle import settle
 from cfa_lib.answers.text import clean
@@ -119,7 +120,7 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
                       tolerance: float = 0.02) -> OpenGrade:
     """Grade one open-ended response against the question's key (see the module docstring for the order)."""
     key = open_key(question)
-    body = spell_numbers(normalise_signs(clean(response)))
+    body = symmetric_values(spell_numbers(normalise_signs(clean(response))))
     if key is not None and key.ratio:
         body = ratios_as_fractions(body)
     final = final_answer_line(body)

@@ -33,7 +33,7 @@ _COMPARED_WITH = re.compile(
 )
 _COMPARED_AFTER = re.compile(r"(?i)^\s*(?:more|less|higher|lower|greater|smaller|above|below)\b")
 _SUPPOSED = re.compile(
-    r"(?i)^\W*(?:with|under|using)\b[^.]*\bwould\b|^\W*at\b[^.]*\d[^.]*\bwould\b|\b(?:if|had|were|instead|otherwise|alternatively)\b"
+    r"(?i)^\W*(?:with|without|under|using)\b[^.]*\bwould\b|\bwould\s+have\s+(?!to\b)\w|^\W*at\b[^.]*\d[^.]*\bwould\b|\b(?:if|had|were|instead|otherwise|alternatively)\b"
     r"[^.]*\bwould\b|\bwould\b[^.]*\b(?:if|instead|otherwise)\b"
 )
 
