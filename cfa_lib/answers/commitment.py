@@ -120,10 +120,16 @@ def _two_values(sentence: str, stem: str) -> bool:
             return True
     for pair in _OR_PAIR.finditer(sentence):
         a, b = (scan_numbers(pair.group(g) or pair.group(f"{g}2")) for g in ("a", "b"))
-        if a and b and relative_error(a[0].number, b[0].number) > 1e-9 and not from_stem(
+        both_ways = _BOTH_WAYS.search(sentence[max(0, pair.start() - 30) : pair.end()])
+        if a and b and relative_error(a[0].number, b[0].number) > 1e-9 and not both_ways and not from_stem(
                 sentence, pair.start(), pair.end(), stem):
             return True
     return False
+
+
+# "rise above $511.03 or fall below $474.47": the two bounds of one answer (breakevens), not two answers
+_BOTH_WAYS = re.compile(r"(?i)\b(?:above|rises?|up)\b.*\bor\b.*\b(?:below|falls?|down)\b"
+                        r"|\b(?:below|falls?|down)\b.*\bor\b.*\b(?:above|rises?|up)\b")
 
 
 # --- asides: sentences and clauses that comment on the answer ---------------------------------------------
@@ -145,8 +151,8 @@ _ASIDE_ANYWHERE = re.compile(
 )
 # a trailing clause that restates, compares or decomposes: cut it before reading the sentence's number
 _CLAUSE_CUT = re.compile(
-    r"(?i)[,;—–-]\s*not\b|\s+(?:when|if|because|since|assuming)\b|,?\s*(?:which\s+(?:means|implies|is|gives|corresponds|"
-    r"differs)|differ(?:s|ing)?\s+from\b|meaning\b|i\.e\.,?|e\.g\.,?|whereas\b|while\b|"
+    r"(?i)[,;—–-]\s*not\b|\s+(?:when|if|because|since|assuming)\b|,\s*which\b|,?\s*(?:which\s+(?:means|implies|is|gives|"
+    r"corresponds|differs)|differ(?:s|ing)?\s+from\b|meaning\b|i\.e\.,?|e\.g\.,?|whereas\b|while\b|"
     r"of\s+which\b|leaving\b|derived\s+from\b|or\s+(?:a\s+little|about|roughly|just)\s+(?:over|under|below|above)?|"
     r"(?:lower|higher|more|less|greater|smaller)\s+than\b|up\s+from\b|down\s+from\b|compared\s+(?:with|to)\b|"
     r"versus\b|vs\.?\s|against\b)"

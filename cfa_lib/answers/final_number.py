@@ -36,7 +36,8 @@ _CUE_BEFORE = re.compile(
     r"increased)\s+to|(?:increase|decrease|decline|rise|fall|drop|loss|gain|change)[sd]?\s+(?:of|by)"
     r"|(?:falls?|fell|drops?|dropped|declines?|declined|decreases?|decreased|rises?|rose|increases?|increased)"
     r"(?:\s+by)?\s+(?:about|approximately|roughly|around)"
-    r"(?:\s+(?:about|approximately|roughly|around))?))(?:\s+(?:therefore|thus|hence|then))?\s*$"
+    r"(?:\s+(?:about|approximately|roughly|around))?))(?:\s+(?:therefore|thus|hence|then))?"
+    r"(?:\s+(?:at\s+most|at\s+least|up\s+to|only|just))?\s*$"
 )
 # "... for the 2-year bond at 6% coupon": a number in a trailing prepositional phrase is context
 _CONTEXT_BEFORE = re.compile(r"(?i)\b(?:at|for|in|over|with|from|on|after|within|per)(?:\s+(?:the|a|an))?\s*$")
@@ -262,14 +263,17 @@ def _concluding_number(body: str, stem: str = "", semicolons: bool = True) -> Re
     """The number of the last sentence that states a result: asides (comparisons, hypotheticals,
     restatements, notes) are skipped, and a trailing restating clause is cut off first; a semicolon ends a
     statement too ('The $55 limit only matters if ...; ignoring gaps, White loses at most $800')."""
-    parts = [(at + m.start(), m.group()) for at, sentence in sentence_spans(body)
+    parts = [(at + m.start(), m.group(), m.start() > 0) for at, sentence in sentence_spans(body)
              for m in re.finditer(r"[^;]+(?:;|$)" if semicolons else r".+", sentence) if m.group().strip(" ;")]
     for skip_asides in (True, False):  # a response made only of conditional sentences still answers
-        for at, sentence in reversed(parts):
+        for at, sentence, continued in reversed(parts):
             clause = _committed_clause(sentence)
             if skip_asides and (_NOTE_SENTENCE.match(clause) or is_aside(clause, stem)):
                 continue
-            reading = _best_in(clause, threshold=-1, at=at + sentence.find(clause), stem=stem)
+            # after a semicolon only a stated value ('; ignoring gaps, White loses $800') overrides what came
+            # before ('Margin call at $17.86; at $19.71 equity is still 36.6%')
+            threshold = 3 if continued and skip_asides else -1
+            reading = _best_in(clause, threshold=threshold, at=at + sentence.find(clause), stem=stem)
             if reading is not None and skip_asides and (
                     aside_number(clause, reading.found.start, stem)
                     or restated_fact(clause, reading.found.start, reading.found.end, stem)):
