@@ -79,14 +79,23 @@ def asked_quantity(stem: str) -> Asked | None:
     return _quantity(asked_phrase(stem))
 
 
+_MODIFIER_SEGMENT = re.compile(
+    r"(?i)\s*(?:using|given|based|assuming|as|with|under|in|for|at|on|by|from|after|before|excluding|including)\b")
+_SET_AT = re.compile(r"(?i)\b(?:set|charge|quote|fix)\s+(?:its|the|their|his|her)\s+(?P<np>[\w\s-]{3,40}?)\s+at\s*:?\s*$")
+
+
 def asked_phrase(stem: str) -> str:
     """The noun phrase the question sentence asks about ('the maximum possible loss that White can have')."""
     sentence = re.sub(r"(\w)- (\w)", r"\1-\2", question_sentence(stem))  # "yield- to-maturity"
     verb = _ASK_VERB.match(sentence)
     if verb:  # "..., the present value of the perpetuity is:", "... if total revenue is at least:"
         segments = re.split(r"[,;](?!\d)\s*", verb.group("np"))
-        phrase = next((s for s in reversed(segments) if re.search(r"[A-Za-z]{3}", s)), "")
+        # not a trailing participle or prepositional phrase: "the minimum cost of ..., using strike prices of $490"
+        nouns = [s for s in segments if re.search(r"[A-Za-z]{3}", s) and not _MODIFIER_SEGMENT.match(s)]
+        phrase = nouns[-1] if nouns else next((s for s in reversed(segments) if re.search(r"[A-Za-z]{3}", s)), "")
         phrase = re.split(r"(?i)\b(?:if|when|whether|unless|because|once)\b", phrase)[-1]
+    elif _SET_AT.search(sentence):  # "The company will most likely set its price at:"
+        phrase = _SET_AT.search(sentence).group("np")
     else:  # "what is the probability that ...", "how many unique covariance terms, excluding variances, ..."
         what = _ASK_WHAT.search(sentence)
         phrase = re.split(r"[,;(]", what.group("np"))[0] if what else ""
