@@ -81,7 +81,8 @@ def asked_quantity(stem: str) -> Asked | None:
 
 _MODIFIER_SEGMENT = re.compile(
     r"(?i)\s*(?:using|given|based|assuming|as|with|under|in|for|at|on|by|from|after|before|excluding|including)\b")
-_SET_AT = re.compile(r"(?i)\b(?:set|charge|quote|fix)\s+(?:its|the|their|his|her)\s+(?P<np>[\w\s-]{3,40}?)\s+at\s*:?\s*$")
+_SET_AT = re.compile(
+    r"(?i)\b(?:set|charge|quote|fix)\s+(?:its|the|their|his|her)\s+(?P<np>[\w\s-]{3,40}?)\s+at\s*:?\s*$")
 
 
 def asked_phrase(stem: str) -> str:
@@ -212,7 +213,8 @@ def _counted_value(asked: Asked, clause: str) -> Found | None:
     return found[-1] if found else None
 
 
-_METHOD_LEAD = re.compile(r"(?i)^[\s>*#\-•]*(?:dividing|multiplying|discounting|summing|adding|rounding|rounded)\b[^:.;]*:\s*")
+_METHOD_LEAD = re.compile(
+    r"(?i)^[\s>*#\-•]*(?:dividing|multiplying|discounting|summing|adding|rounding|rounded)\b[^:.;]*:\s*")
 
 
 def statements(body: str, asked: Asked | None, stem: str = "") -> list[Reading]:

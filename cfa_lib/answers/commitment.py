@@ -109,7 +109,8 @@ def is_hedge(text: str, stem: str = "") -> bool:
 
 
 # "both 1 to 5 and 5 to 1 describe ...", "both 8.0% and 8.16% are ...": two values kept side by side
-_BOTH_PAIR = re.compile(rf"(?i)\bboth\s+(?P<a>{_NUM}(?:/\d+(?:\.\d+)?)?{_UNIT})\s+and\s+(?P<b>{_NUM}(?:/\d+(?:\.\d+)?)?{_UNIT})")
+_VALUE = rf"{_NUM}(?:/\d+(?:\.\d+)?)?{_UNIT}"
+_BOTH_PAIR = re.compile(rf"(?i)\bboth\s+(?P<a>{_VALUE})\s+and\s+(?P<b>{_VALUE})")
 
 
 def _two_values(sentence: str, stem: str) -> bool:
@@ -305,6 +306,18 @@ def direction_agreement(key: set[Direction], answer_text: str) -> str | None:
     if not key or not answer:
         return None
     return "both" if same and opposite else "same" if same else "opposite"
+
+
+def without_captions(key: set[Direction], text: str) -> str:
+    """The text without captions that name a signed measure by both its directions: 'Gain/(loss) = $(50,000)',
+    'the gain or loss on extinguishment is −$50,000' (the value's sign then gives the direction)."""
+    for name in {name for name, _ in key}:
+        one, other = (rf"\b(?:{word})\b" for word in _DIRECTIONS[name])
+        for a, b in ((one, other), (other, one)):
+            text = re.sub(rf"(?i){a}\s*/\s*\(?\s*{b}\s*\)?", " ", text)
+            text = re.sub(rf"(?i){a}\s+or\s+(?:an?\s+)?{b}(?=[^=:\d]{{0,60}}?(?:[=:]|\bis\b|\bwas\b|\bof\b)\s*"
+                          rf"[$€£¥(+-]?\s?\d)", " ", text)
+    return text
 
 
 def leaves_open(key: set[Direction], text: str) -> bool:

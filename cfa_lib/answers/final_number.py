@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 from cfa_lib.answers.commitment import (
     apply_sign_words,
+    aside_number,
     asks_change,
     asks_difference,
-    aside_number,
-    restated_fact,
     is_aside,
     main_clause,
+    restated_fact,
     restates,
     sentence_spans,
 )

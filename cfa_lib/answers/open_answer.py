@@ -40,6 +40,7 @@ from cfa_lib.answers.commitment import (
     is_refusal,
     leaves_open,
     stem_unit,
+    without_captions,
 )
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
 from cfa_lib.answers.key import NumericGrade, NumericKey, grade_number, numeric_key, option_value
@@ -166,6 +167,7 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     """The committed value against the window, then its direction words against the key's ('sell 263'
     against 'Buy 263 ...' is incorrect; 'a loss of $1,300' answers 'the maximum possible loss')."""
     value = _in_stem_unit(reading, question)
+    clause = without_captions(key_directions(question), clause)
     direction = direction_agreement(key_directions(question), clause)
     if direction == "same" and value.value * key.gold.value < 0:
         value = Number(-value.value, value.unit)  # the key's own word carries the sign
