@@ -1,6 +1,7 @@
 """Grading precision and coverage on hand-labelled corpora, and grading speed on CFA-Easy.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/grading.py [CORPUS_DIR ...]   (default: tests/grading_corpus)
+    PYTHONPATH=. .venv/bin/python benchmarks/grading.py [CORPUS_DIR ...]
+    (default: tests/grading_corpus, tests/grading_corpus_commitment and tests/grading_corpus_blind)
 
 Each corpus directory holds `open.jsonl` and/or `mcq.jsonl` in the format of tests/grading_corpus/README.md
 (`question_id`, `class`, `response`, `finish_reason`, `expected_verdict`, and `expected_value` or
@@ -33,7 +34,8 @@ from cfa_lib.answers import grade_choice, grade_open_answer
 from cfa_lib.data import dataset_of, load_dataset, questions_by_id
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = ROOT / "tests" / "grading_corpus"
+DEFAULT_CORPORA = [ROOT / "tests" / name for name in
+                   ("grading_corpus", "grading_corpus_commitment", "grading_corpus_blind")]
 PRECISION_GOAL, COVERAGE_GOAL = 0.99, 0.90
 
 
@@ -142,7 +144,7 @@ def timed(responses) -> tuple[float, dict[str, int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    corpora = [Path(arg).resolve() for arg in (sys.argv[1:] if argv is None else argv)] or [DEFAULT_CORPUS]
+    corpora = [Path(arg).resolve() for arg in (sys.argv[1:] if argv is None else argv)] or DEFAULT_CORPORA
     met = all([print_report(corpus) for corpus in corpora])
     timed(synthetic_responses(True)[:50])  # warm the regex caches
     print()

@@ -68,7 +68,7 @@ class Asked:
 
 def question_sentence(stem: str) -> str:
     """The sentence of the stem that asks (after 'Question:' in Challenge scenarios)."""
-    question = stem.rsplit("Question:", 1)[-1].strip()
+    question = " ".join(stem.rsplit("Question:", 1)[-1].split())  # a line break inside the question is a space
     return re.split(r"(?<=[.?!])\s*(?=[A-Za-z])(?<!\b[A-Z]\.)", question)[-1]
 
 
@@ -79,14 +79,24 @@ def asked_quantity(stem: str) -> Asked | None:
     return _quantity(asked_phrase(stem))
 
 
+_MODIFIER_SEGMENT = re.compile(
+    r"(?i)\s*(?:using|given|based|assuming|as|with|under|in|for|at|on|by|from|after|before|excluding|including)\b")
+_SET_AT = re.compile(
+    r"(?i)\b(?:set|charge|quote|fix)\s+(?:its|the|their|his|her)\s+(?P<np>[\w\s-]{3,40}?)\s+at\s*:?\s*$")
+
+
 def asked_phrase(stem: str) -> str:
     """The noun phrase the question sentence asks about ('the maximum possible loss that White can have')."""
     sentence = re.sub(r"(\w)- (\w)", r"\1-\2", question_sentence(stem))  # "yield- to-maturity"
     verb = _ASK_VERB.match(sentence)
     if verb:  # "..., the present value of the perpetuity is:", "... if total revenue is at least:"
         segments = re.split(r"[,;](?!\d)\s*", verb.group("np"))
-        phrase = next((s for s in reversed(segments) if re.search(r"[A-Za-z]{3}", s)), "")
+        # not a trailing participle or prepositional phrase: "the minimum cost of ..., using strike prices of $490"
+        nouns = [s for s in segments if re.search(r"[A-Za-z]{3}", s) and not _MODIFIER_SEGMENT.match(s)]
+        phrase = nouns[-1] if nouns else next((s for s in reversed(segments) if re.search(r"[A-Za-z]{3}", s)), "")
         phrase = re.split(r"(?i)\b(?:if|when|whether|unless|because|once)\b", phrase)[-1]
+    elif _SET_AT.search(sentence):  # "The company will most likely set its price at:"
+        phrase = _SET_AT.search(sentence).group("np")
     else:  # "what is the probability that ...", "how many unique covariance terms, excluding variances, ..."
         what = _ASK_WHAT.search(sentence)
         phrase = re.split(r"[,;(]", what.group("np"))[0] if what else ""
@@ -203,6 +213,10 @@ def _counted_value(asked: Asked, clause: str) -> Found | None:
     return found[-1] if found else None
 
 
+_METHOD_LEAD = re.compile(
+    r"(?i)^[\s>*#\-•]*(?:dividing|multiplying|discounting|summing|adding|rounding|rounded)\b[^:.;]*:\s*")
+
+
 def statements(body: str, asked: Asked | None, stem: str = "") -> list[Reading]:
     """Every clause, in order, whose subject is the asked quantity and which equates a value to it; asides
     ('If ...', 'For comparison ...', '... would be') and the quantity inside a formula ('= MacDur / 1.08')
@@ -213,7 +227,11 @@ def statements(body: str, asked: Asked | None, stem: str = "") -> list[Reading]:
     body = re.sub(r"\n(?=\s*[=≈])|\n(?=\s*\n\s*[=≈])", " ", body)  # an equation continued on the next line
     for at, sentence in sentence_spans(body):
         if is_aside(sentence, stem):
-            continue
+            # "Dividing by par (100): Macaulay duration ≈ 2.68 years.": the method, then the statement
+            method = _METHOD_LEAD.match(sentence)
+            if method is None or is_aside(sentence[method.end() :], stem):
+                continue
+            at, sentence = at + method.end(), sentence[method.end() :]
         for clause_at, clause in _clauses(sentence):
             if re.search(r"(?i)\b(?:would|could|if)\b", clause):
                 continue
@@ -244,6 +262,31 @@ def _stated_value(asked: Asked, clause: str, stem: str) -> Found | None:
             elif "=" in window[:cue]:
                 break  # past the first '=' of its chain the mention is no longer the subject
     return None
+
+
+# what a quantity is said to be when it is no number: "White's maximum possible loss is unlimited"
+_WORD_VALUE = re.compile(
+    r"(?i)^\s*(?:is|are|was|were|becomes?|(?:would|will)\s+be|[:=])\s*(?:therefore\s+|thus\s+|then\s+|effectively\s+|"
+    r"theoretically\s+|potentially\s+|in\s+principle\s+)?(?:unlimited|infinite|unbounded|uncapped|limitless|"
+    r"undefined|indeterminate|not\s+(?:limited|capped|bounded|defined|determinable))\b"
+)
+
+
+def worded(body: str, asked: Asked | None, stem: str = "") -> int | None:
+    """Where the last clause stands that gives the asked quantity a value in words ('the maximum possible loss
+    is unlimited'), with no number after it in the clause; None when there is none."""
+    if asked is None:
+        return None
+    last = None
+    for at, sentence in sentence_spans(body):
+        if is_aside(sentence, stem):
+            continue
+        for clause_at, clause in _clauses(sentence):
+            for mention in mentions(asked, clause):
+                rest = clause[mention.end() :]
+                if _WORD_VALUE.match(rest) and not re.search(r"\d", rest):
+                    last = at + clause_at + mention.start()
+    return last
 
 
 def _clauses(sentence: str) -> list[tuple[int, str]]:

@@ -36,6 +36,8 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         r"|\banswer\s*(?=\(\s*[A-Z]\s*\))"
         r"|\b(?:correct|right|best|final|most\s+appropriate|most\s+accurate)\s+(?:option|choice|response|selection|letter)\s*(?:is|would\s+be|[:=])"  # noqa: E501
         r"|\b(?:option|choice|selection|letter)\s*(?:[:=：]|[-–—]+)"  # "Chosen option — C", "choice: b"
+        r"|\b(?:final|chosen|selected|picked)\s*(?:[:=：]|[-–—]+)"  # "FINAL: a", "Chosen: B"
+        r"|\bfinal\s+(?:choice|pick|selection|letter|option)\s*(?:is|[:=：]|[-–—]+)"  # "Final pick: c"
         r"|\bI\s+(?:would\s+|will\s+|'?d\s+)?(?:choose|select|pick|go\s+with)"
         r"|\bI['’]d\s+(?:choose|select|pick|go\s+with)"
         r"|\bmy\s+(?:final\s+)?(?:answer|choice|pick|selection)\s*(?:is|would\s+be|[:=])"
@@ -49,12 +51,16 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
     verdict_before = rf"(?<![\w'’])(?:(?i:option|choice|answer)\s*)?[(\[]?(?P<letter>[{letters}]){verdict}"
     named_verdict = rf"(?i:\b(?:option|choice|answer))\s*[(\[]?(?P<letter>(?i:[{letters}])){verdict}"  # "option (b) is"
     verdict_verb = rf"(?i:\b(?:choose|select|pick|go\s+with))\s+{filler}[(\[]?{letter}"
+    # "... credit quality is high. So A.": a closing sentence that is only a connective and a letter
+    closing = rf"(?m)(?:^|(?<=[.!?])\s+)(?i:so|thus|therefore|hence)[,:]?\s+(?:(?i:option|choice)\s+)?[(\[]?" \
+              rf"(?P<letter>[{letters}])[)\]]?\s*[.!]?[ \t]*$"
     return [
         (1, re.compile(rf"{explicit}{deco}{filler}{any_case}")),
         (1, re.compile(_NEGATION.format(letters=letters))),
         (2, re.compile(verdict_before)),
         (2, re.compile(named_verdict)),
         (2, re.compile(verdict_verb)),
+        (2, re.compile(closing)),
     ]
 
 
@@ -79,7 +85,7 @@ def _names_two_letters(text: str, start: int, end: int, letters: str) -> bool:
 
 
 _LABEL_LINE = (
-    r"^[\s>#—–]*(?:(?i:so|thus|therefore|hence|final|answer)[,:]?\s*)?(?:(?i:option|choice)\s*)?"
+    r"^[\s>#—–]*(?:→|⇒|=>|->)?\s*(?:(?i:so|thus|therefore|hence|final|answer)[,:]?\s*)?(?:(?i:option|choice)\s*)?"
     r"(?:\((?P<l1>[{letters}])\)|\[(?P<l2>[{letters}])\]|(?P<l3>[{letters}])\)|(?P<l4>[{letters}])(?=[.:\-–—]|\s*$))"
     r"(?P<rest>.*)$"
 )
@@ -117,7 +123,7 @@ _STRUCK = re.compile(r"~~\s*\(?([A-Z])\)?\s*~~")  # "~~A~~ C?": a retracted lett
 # "not A or C — it's B", "the answer is not C but B": a negation that commits to the remaining letter
 _NEGATED = r"(?i:option\s+)?[{letters}](?:\s*\([^)]*\))?"  # "A (simple discount)"
 _NEGATION = r"(?i:\bnot)\s+" + _NEGATED + r"(?:\s*(?:,|(?i:or|nor|and))\s*" + _NEGATED + ")*" \
-    r"\s*(?:(?i:but)|[—–-]+\s*(?i:it['’]?s|it\s+is)?|,\s*(?i:it['’]?s|it\s+is))\s*[*_(\[]*(?P<letter>[{letters}])(?![\w'’])"
+    r"\s*(?:,?\s*(?i:but)|[—–-]+\s*(?i:it['’]?s|it\s+is)?|,\s*(?i:it['’]?s|it\s+is))\s*[*_(\[]*(?P<letter>[{letters}])(?![\w'’])"
 
 
 def _answer_lines(body: str, letters: str) -> list[re.Match[str]]:

@@ -15,10 +15,11 @@ Each rule is a short list of phrases, tested on the hand-labelled corpus (tests/
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
-from cfa_lib.answers.numbers import PERCENT, Found, Number, relative_error, scan_numbers
+from cfa_lib.answers.numbers import PERCENT, Found, Number, relative_error, scan_numbers, scan_values
 
 # --- the FINAL ANSWER line -----------------------------------------------------------------------------
 _FINAL_LINE = re.compile(r"(?im)^[ \t>#*_\-•]*final[ \t]+answer[ \t*_]*[:：][ \t*_]*(?P<rest>.*)$")
@@ -74,7 +75,7 @@ _HEDGE = re.compile(
     rf"(?i)\beither\b[^.\n]{{0,80}}\bor\b"  # either X or Y
     rf"|\bbetween\s+(?:about\s+)?{_NUM}{_UNIT}\s+and\s+{_NUM}"  # between X and Y
     rf"|\d%?[–-][$€£¥]?\d"  # 40–41 %, £97,500–£97,560 (never a spaced minus: 4 − 7)
-    r"|\bdepend(?:s|ing)?\s+on\b|\bequally\s+valid\b|\bboth\s+(?:are|figures\s+are|values\s+are)\s+"
+    r"|\bdepend(?:s|ing)?\s+on\b|\bhing(?:es|ing)\s+on\b|\bequally\s+valid\b|\bboth\s+(?:are|figures\s+are|values\s+are)\s+"
     r"(?:defensible|plausible|valid|possible|correct)\b|\bcould\s+also\s+be\s+right\b|\bI['’]d\s+need\s+to\s+know\b"
     r"|\bI['’]d\s+report\s+one\s+of\b|\beither\s+(?:number|value|figure)\b|\bone\s+of\s+those\s+two\b"
     r"|\bmay\s+be\s+what['’]?s\s+intended\b|\bsomewhere\s+between\b|\b(?:hard|impossible)\s+to\s+say\b"
@@ -107,13 +108,29 @@ def is_hedge(text: str, stem: str = "") -> bool:
         _two_values(s, stem) for s in parts)
 
 
+# "both 1 to 5 and 5 to 1 describe ...", "both 8.0% and 8.16% are ...": two values kept side by side
+_VALUE = rf"{_NUM}(?:/\d+(?:\.\d+)?)?{_UNIT}"
+_BOTH_PAIR = re.compile(rf"(?i)\bboth\s+(?P<a>{_VALUE})\s+and\s+(?P<b>{_VALUE})")
+
+
 def _two_values(sentence: str, stem: str) -> bool:
+    for both in _BOTH_PAIR.finditer(sentence):
+        a, b = scan_values(both.group("a")), scan_values(both.group("b"))
+        if a and b and relative_error(a[0].number, b[0].number) > 1e-9 and not from_stem(
+                sentence, both.start(), both.end(), stem):
+            return True
     for pair in _OR_PAIR.finditer(sentence):
         a, b = (scan_numbers(pair.group(g) or pair.group(f"{g}2")) for g in ("a", "b"))
-        if a and b and relative_error(a[0].number, b[0].number) > 1e-9 and not from_stem(
+        both_ways = _BOTH_WAYS.search(sentence[max(0, pair.start() - 30) : pair.end()])
+        if a and b and relative_error(a[0].number, b[0].number) > 1e-9 and not both_ways and not from_stem(
                 sentence, pair.start(), pair.end(), stem):
             return True
     return False
+
+
+# "rise above $511.03 or fall below $474.47": the two bounds of one answer (breakevens), not two answers
+_BOTH_WAYS = re.compile(r"(?i)\b(?:above|rises?|up)\b.*\bor\b.*\b(?:below|falls?|down)\b"
+                        r"|\b(?:below|falls?|down)\b.*\bor\b.*\b(?:above|rises?|up)\b")
 
 
 # --- asides: sentences and clauses that comment on the answer ---------------------------------------------
@@ -131,12 +148,12 @@ _ASIDE_ANYWHERE = re.compile(
     r"by\s+contrast|for\s+comparison|for\s+reference|of\s+which|irrelevant|a\s+common\s+mistake|the\s+same|"
     r"would\s+(?:give|carry|be\s+lower|be\s+higher)|will\s+be\s+amorti[sz]ed)\b"
     r"|\bfrom\s+(?:[A-Z]{3}\s?)?[$€£¥]?(?!(?:19|20)\d\d\b)\d[\d,.]*%?\s+(?:up\s+)?to\s+(?:[A-Z]{3}\s?)?[$€£¥]?\d"
-    r"|±"  # a range: from X to Y (not years), X ± Y
+    r"|\d[%\s]*±"  # a range: from X to Y (not years), X ± Y (not ±X, one magnitude both ways)
 )
 # a trailing clause that restates, compares or decomposes: cut it before reading the sentence's number
 _CLAUSE_CUT = re.compile(
-    r"(?i)[,;—–-]\s*not\b|\s+(?:when|if|because|since|assuming)\b|,?\s*(?:which\s+(?:means|implies|is|gives|corresponds|"
-    r"differs)|differ(?:s|ing)?\s+from\b|meaning\b|i\.e\.,?|e\.g\.,?|whereas\b|while\b|"
+    r"(?i)[,;—–-]\s*not\b|\s+(?:when|if|because|since|assuming)\b|,\s*which\b|,?\s*(?:which\s+(?:means|implies|is|gives|"
+    r"corresponds|differs)|differ(?:s|ing)?\s+from\b|meaning\b|i\.e\.,?|e\.g\.,?|whereas\b|while\b|"
     r"of\s+which\b|leaving\b|derived\s+from\b|or\s+(?:a\s+little|about|roughly|just)\s+(?:over|under|below|above)?|"
     r"(?:lower|higher|more|less|greater|smaller)\s+than\b|up\s+from\b|down\s+from\b|compared\s+(?:with|to)\b|"
     r"versus\b|vs\.?\s|against\b)"
@@ -173,8 +190,13 @@ def main_clause(sentence: str) -> str:
 def is_aside(sentence: str, stem: str = "") -> bool:
     """A sentence that comments on the answer: a comparison, a hypothetical, a restatement, the next
     period's figure; words copied from the stem ("with the same interest rate") do not make one."""
+    difference = asks_difference(stem)
     return bool(_ASIDE_START.match(sentence)) or any(
-        not from_stem(sentence, m.start(), m.end(), stem) for m in _ASIDE_ANYWHERE.finditer(sentence))
+        not from_stem(sentence, m.start(), m.end(), stem) and not (difference and _COMPARING.fullmatch(m.group()))
+        for m in _ASIDE_ANYWHERE.finditer(sentence))
+
+
+_COMPARING = re.compile(r"(?i)compar(?:ed|es|ing)\s+(?:with|to)|versus|vs\.?")  # asides unless a difference is asked
 
 
 def restates(stem: str, text: str, found: Found) -> bool:
@@ -196,6 +218,23 @@ def from_stem(text: str, start: int, end: int, stem: str) -> bool:
     span = text[start:end]
     contexts = [(before.group() if before else "") + span, span + (after.group() if after else "")]
     return any(len(c.strip()) >= 12 and " ".join(c.split()).lower().strip(" .,;:*") in flat for c in contexts)
+
+
+def restated_fact(text: str, start: int, end: int, stem: str) -> bool:
+    """The value and up to three words before it (or two after it) are copied from the stem: 'The stock was
+    issued at $25.' restates the question, it does not answer it."""
+    if not stem:
+        return False
+    flat = " ".join(stem.split()).lower()
+    span = text[start:end]
+    for words in range(1, 4):
+        before = re.search(rf"(?:\S+\s+){{{words}}}$", text[:start])
+        after = re.match(rf"(?:\s+[^\s.,;:*]+){{{min(words, 2)}}}", text[end:])
+        for context in ((before.group() + span) if before else "", (span + after.group()) if after else ""):
+            context = " ".join(context.split()).lower().strip(" .,;:*")
+            if len(context) >= 12 and context in flat:
+                return True
+    return False
 
 
 def is_aside_start(sentence: str) -> bool:
@@ -226,9 +265,15 @@ def apply_sign_words(region: str, found: Found) -> Number:
     "drops about", "negative 0.24", "a 3.49% decline"); "falls to 95.00" is a level and keeps its sign."""
     number = found.number
     before, after = region[max(0, found.start - 60) : found.start], region[found.end :]
-    if number.value > 0 and (_SIGN_BEFORE.search(before) or _SIGN_AFTER.match(after)):
+    sign = _SIGN_BEFORE.search(before)
+    if sign and _EITHER_WAY.search(before[: sign.start()]):
+        return number  # "move up or down by 3.71%": a size, no sign
+    if number.value > 0 and (sign or _SIGN_AFTER.match(after)):
         return Number(-number.value, number.unit)
     return number
+
+
+_EITHER_WAY = re.compile(r"(?i)\b(?:up|ris(?:e|es|ing)|increas(?:e|es|ing)|gain(?:s|ing)?)\s*(?:or|and/or|/)\s*$")
 
 
 # --- direction words: the action or sign a value carries -------------------------------------------------------
@@ -242,6 +287,7 @@ _DIRECTIONS = {  # name: (one side, the other side)
     "currency": (r"appreciat(?:e[sd]?|ing|ion)", r"depreciat(?:e[sd]?|ing|ion)"),
     "flow": (r"inflows?", r"outflows?"),
     "balance": (r"surplus(?:es)?", r"deficits?"),
+    "financing": (r"issu(?:e[sd]?|ing|ance)", r"repurchas(?:e[sd]?|ing)|buy(?:s|ing)?[\s-]?backs?|bought\s+back"),
 }
 Direction = tuple[str, int]  # ("trade", 0) buy, ("trade", 1) sell, ("result", 1) loss, ...
 
@@ -260,6 +306,29 @@ def direction_agreement(key: set[Direction], answer_text: str) -> str | None:
     if not key or not answer:
         return None
     return "both" if same and opposite else "same" if same else "opposite"
+
+
+def without_captions(key: set[Direction], text: str) -> str:
+    """The text without captions that name a signed measure by both its directions: 'Gain/(loss) = $(50,000)',
+    'the gain or loss on extinguishment is −$50,000' (the value's sign then gives the direction)."""
+    for name in {name for name, _ in key}:
+        one, other = (rf"\b(?:{word})\b" for word in _DIRECTIONS[name])
+        for a, b in ((one, other), (other, one)):
+            text = re.sub(rf"(?i){a}\s*/\s*\(?\s*{b}\s*\)?", " ", text)
+            text = re.sub(rf"(?i){a}\s+or\s+(?:an?\s+)?{b}(?=[^=:\d]{{0,60}}?(?:[=:]|\bis\b|\bwas\b|\bof\b)\s*"
+                          rf"[$€£¥(+-]?\s?\d)", " ", text)
+    return text
+
+
+def leaves_open(key: set[Direction], text: str) -> bool:
+    """The text offers both directions of the key's words as alternatives: '263 contracts long or short',
+    'buy or sell', 'a gain or a loss of $50,000' (a hedge: nothing is committed)."""
+    for name in {name for name, _ in key}:
+        one, other = (rf"\b(?:{word})\b" for word in _DIRECTIONS[name])
+        joined = r"\s*(?:,\s*)?(?:or|and/or|/)\s+(?:an?\s+|the\s+)?"
+        if re.search(rf"(?i){one}{joined}{other}|{other}{joined}{one}", text):
+            return True
+    return False
 
 
 # --- units the question asks for ---------------------------------------------------------------------------
@@ -287,6 +356,35 @@ def stem_unit(stem: str) -> StemUnit | None:
         word = (scale.group("word") or scale.group("word2")).lower()
         return StemUnit(scale=_SCALE_WORDS[word], currency=scale.group("cur") or scale.group("cur2"))
     return None
+
+
+_ASKS_DIFFERENCE = re.compile(
+    r"(?i)\bthe\s+difference\b[^?:]*\b(?:is|are|was|were|will\s+be|would\s+be)\s*(?:closest\s+to|approximately|"
+    r"equal\s+to|most\s+likely)?\s*[:?]?\s*$|\bhow\s+much\s+(?:more|less|higher|lower|greater|larger|smaller)\b"
+    r"|\bby\s+how\s+much\b"
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def asks_difference(stem: str) -> bool:
+    """The question asks for a difference ('the difference in its interest earnings compared with ... is closest
+    to:', 'how much more ...'): 'about €6 more' then states the answer, it does not compare it."""
+    question = stem.rsplit("Question:", 1)[-1]
+    question = re.split(r"(?<=[.?!])\s+(?=[A-Z])", question.strip())[-1]
+    return bool(_ASKS_DIFFERENCE.search(question))
+
+
+_ASKS_CHANGE = re.compile(r"(?i)\b(?:change|impact|effect|increase|decrease|decline|drop|fall|rise|gain|loss|return|"
+                          r"difference)s?\b")
+
+
+@functools.lru_cache(maxsize=4096)
+def asks_change(stem: str) -> bool:
+    """The question asks for a change ('the percentage change in ...', 'the rate of return'), not a level: of
+    'drops by $7.14, to $17.86' the change answers it, otherwise the level does."""
+    question = stem.rsplit("Question:", 1)[-1]
+    question = re.split(r"(?<=[.?!])\s+(?=[A-Z])", question.strip())[-1]
+    return bool(_ASKS_CHANGE.search(question))
 
 
 _SCALED_TOKEN = re.compile(r"(?i)thousand|million|billion|trillion|\d\s*(?:k|m|mm|mn|bn|b|tn|mio)\b")

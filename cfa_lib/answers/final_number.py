@@ -11,13 +11,17 @@ labels ("Step 3", "IFRS 16") and remarks in parentheses. `settle` then checks th
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cfa_lib.answers.commitment import (
     apply_sign_words,
     aside_number,
+    asks_change,
+    asks_difference,
     is_aside,
     main_clause,
+    restated_fact,
     restates,
     sentence_spans,
 )
@@ -26,12 +30,14 @@ from cfa_lib.answers.text import clean
 
 _CUE_BEFORE = re.compile(
     r"(?i)(?:=|≈|≅|~|:|→|=>|->|\b(?:is|are|was|were|be|equals?|equal\s+to|approximately|approx\.?|about|around|"
-    r"roughly|nearly|close\s+to|closest\s+to|becomes|gives|yields|totals?|reaches|amounts?\s+to|"
+    r"roughly|nearly|close\s+to|closest\s+to|becomes|gives|yields|totals?|total\s+of|reaches|amounts?\s+to|"
+    r"gain(?:s|ed)|earn(?:s|ed)|return(?:s|ed)|los(?:es|t)|gr(?:ows|ew)|shr(?:inks|ank)|"
     r"comes?\s+to|answer|i\.e\.|namely|(?:falls?|fell|drops?|dropped|declines?|goes\s+back|rises?|rose|increases?|"
     r"increased)\s+to|(?:increase|decrease|decline|rise|fall|drop|loss|gain|change)[sd]?\s+(?:of|by)"
     r"|(?:falls?|fell|drops?|dropped|declines?|declined|decreases?|decreased|rises?|rose|increases?|increased)"
     r"(?:\s+by)?\s+(?:about|approximately|roughly|around)"
-    r"(?:\s+(?:about|approximately|roughly|around))?))(?:\s+(?:therefore|thus|hence|then))?\s*$"
+    r"(?:\s+(?:about|approximately|roughly|around))?))(?:\s+(?:therefore|thus|hence|then))?"
+    r"(?:\s+(?:at\s+most|at\s+least|up\s+to|only|just))?\s*$"
 )
 # "... for the 2-year bond at 6% coupon": a number in a trailing prepositional phrase is context
 _CONTEXT_BEFORE = re.compile(r"(?i)\b(?:at|for|in|over|with|from|on|after|within|per)(?:\s+(?:the|a|an))?\s*$")
@@ -66,16 +72,28 @@ def _is_term(text: str, found: Found) -> bool:
     return open_at > 0 and text.rfind(")", open_at, found.start) < 0 and bool(re.match(r"[\w)]", text[open_at - 1]))
 
 
-def _score(text: str, found: Found) -> float:
+# "drop by $7.14, to $17.86": the level after the change
+_LEVEL_AFTER_CHANGE = re.compile(
+    r"(?i)\bby\s+(?:about\s+|approximately\s+|roughly\s+)?[-+$€£¥]?\d[\d,.]*\s*(?:%|bps|basis\s+points)?,?\s+to\s*$")
+
+
+def _score(text: str, found: Found, difference: bool = False, change: bool = False) -> float:
     before = text[: found.start]
     after = text[found.end :]
     score = 0.0
     cue_text = re.sub(r"[\s*_(`$€£¥]+$", "", before)
-    if _CUE_BEFORE.search(cue_text) or not before.strip():
+    cue = _CUE_BEFORE.search(cue_text)
+    if cue and cue.group().lstrip().startswith(":") and _ends_in_value(cue_text[: cue.start()]):
+        cue = None  # "gained 13.89%: 8% in euros, plus ...": the colon explains the value before it
+    if cue or not before.strip():
         score += 3
     elif _CONTEXT_BEFORE.search(cue_text):
         score -= 1
-    if _COMPARISON_AFTER.search(after):
+    if re.search(r"(?i)\(?\s*1\s*\+\s*[a-z]\w*\s*\)?(?:\s*\^\s*\w+)?\s*[=≈]\s*$", cue_text):
+        score -= 4  # "1 + r = 1.2879": a growth factor, not the rate
+    if _LEVEL_AFTER_CHANGE.search(before):
+        score += -3 if change else 3  # the change answers 'the percentage change', the level 'at what price'
+    if _COMPARISON_AFTER.search(after) and not difference:  # "about €6 more" answers "the difference ..."
         score -= 2
     if re.search(r"(?i)\b(?:than|vs\.?|versus|compared\s+(?:with|to))\s+(?:the|a|an)\s+[\w\s-]{0,30}$", before[-60:]):
         score -= 3  # "lower than the unconditional rate of 5%"
@@ -88,7 +106,8 @@ def _score(text: str, found: Found) -> float:
         r"[\w)]\s+-$", stripped_before
     )
     left_exponent = re.search(r"[\^]\s*[({]\s*$", before)
-    right_operator = re.match(rf"\s*(?:[{re.escape(_OPERATOR)}]|-\s+[\d($€£¥])", after) or re.match(r"\)\s*\^", after)
+    right_operator = re.match(rf"\s*(?:[{re.escape(_OPERATOR)}]|-\s+[\d($€£¥])", after) or re.match(r"\)\s*\^", after) \
+        or re.match(r"\s*-\s*[^\W\d_aAI](?![^\W_])", after)  # "(1 - λ)", "1 - r": a symbol subtracted
     if left_operator or left_exponent or right_operator or _is_term(text, found):
         score -= 6
     if _TIME_AFTER.search(after) and not _CUE_BEFORE.search(cue_text):  # "in 6 years", not "= 2.83 years"
@@ -103,6 +122,12 @@ def _score(text: str, found: Found) -> float:
     if found.number.unit is None and not other_currency and value.is_integer() and 1900 <= value <= 2100:
         score -= 2
     return score
+
+
+def _ends_in_value(text: str) -> bool:
+    """The text ends with a value (not a label: 'Step 3')."""
+    found = scan_numbers(text)
+    return bool(found) and not text[found[-1].end :].strip()
 
 
 @dataclass(frozen=True)
@@ -127,12 +152,13 @@ class Reading:
 
 
 def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0, at: int = 0,
-             explicit: bool = False, stem: str = "") -> Reading | None:
+             explicit: bool = False, stem: str = "", keep: Callable[[Number], bool] | None = None) -> Reading | None:
     """Highest-scoring number of a region; ties go to the later one ('r = 0.0814 ≈ 8.14%'); a number in
     notation copied from the stem ('from t = 0 to t = 1') is demoted. Sign words are applied ("a decline of
     10.90%" is −10.90 %)."""
-    candidates = [(_score(text, found) - 4 * restates(stem, text, found), found.start, found)
-                  for found in scan_values(text)]
+    difference, change = asks_difference(stem), asks_change(stem)
+    candidates = [(_score(text, found, difference, change) - 4 * restates(stem, text, found), found.start, found)
+                  for found in scan_values(text) if keep is None or keep(found.number)]
     if not candidates:
         return None
     candidates[0] = (candidates[0][0] + first_bonus, *candidates[0][1:])
@@ -140,6 +166,12 @@ def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0
     if threshold is not None and score < threshold:
         return None
     return Reading(apply_sign_words(text, found), text, found, at, explicit)
+
+
+def stated_in(text: str, keep: Callable[[Number], bool], at: int = 0, stem: str = "") -> Reading | None:
+    """The best value of a text among those `keep` accepts, when it is stated ('= €3,760', 'is €3,760'), not
+    merely mentioned."""
+    return _best_in(text, threshold=3, at=at, stem=stem, keep=keep)
 
 
 def _boxed_contents(text: str) -> list[tuple[int, str]]:
@@ -181,8 +213,9 @@ def read_number(text: str | None, stem: str = "") -> Reading | None:
     return read_body(body, stem)
 
 
-def read_body(body: str, stem: str = "") -> Reading | None:
-    """`read_number` on a body already cleaned and normalised."""
+def read_body(body: str, stem: str = "", line: bool = False) -> Reading | None:
+    """`read_number` on a body already cleaned and normalised; `line`: the body is one answer line (a FINAL
+    ANSWER line: '2.83 (Macaulay); modified 2.62' is read as a whole, its first value leading)."""
     for at, content in reversed(_boxed_contents(body)):
         reading = _best_in(content, at=at, explicit=True)
         if reading is not None:
@@ -196,7 +229,7 @@ def read_body(body: str, stem: str = "") -> Reading | None:
         # the number right after "Answer:" is the answer unless a later one is clearly the result
         at = body.find(region.split("\n")[0], markers[-1].end())
         return _best_in(main_clause(region), first_bonus=1, at=at, explicit=True, stem=stem)
-    return _concluding_number(body, stem)
+    return _concluding_number(body, stem, semicolons=not line)
 
 
 _HYPOTHETICAL = re.compile(r"(?i)\b(?:if|note|otherwise|alternatively|assuming|would|could|suppose)\b")
@@ -226,18 +259,25 @@ def _answer_region(body: str, start: int) -> str | None:
     return region if scan_numbers(region) else None
 
 
-def _concluding_number(body: str, stem: str = "") -> Reading | None:
+def _concluding_number(body: str, stem: str = "", semicolons: bool = True) -> Reading | None:
     """The number of the last sentence that states a result: asides (comparisons, hypotheticals,
-    restatements, notes) are skipped, and a trailing restating clause is cut off first."""
-    parts = sentence_spans(body)
+    restatements, notes) are skipped, and a trailing restating clause is cut off first; a semicolon ends a
+    statement too ('The $55 limit only matters if ...; ignoring gaps, White loses at most $800')."""
+    parts = [(at + m.start(), m.group(), m.start() > 0) for at, sentence in sentence_spans(body)
+             for m in re.finditer(r"[^;]+(?:;|$)" if semicolons else r".+", sentence) if m.group().strip(" ;")]
     for skip_asides in (True, False):  # a response made only of conditional sentences still answers
-        for at, sentence in reversed(parts):
+        for at, sentence, continued in reversed(parts):
             clause = _committed_clause(sentence)
             if skip_asides and (_NOTE_SENTENCE.match(clause) or is_aside(clause, stem)):
                 continue
-            reading = _best_in(clause, threshold=-1, at=at + sentence.find(clause), stem=stem)
-            if reading is not None and skip_asides and aside_number(clause, reading.found.start, stem):
-                continue
+            # after a semicolon only a stated value ('; ignoring gaps, White loses $800') overrides what came
+            # before ('Margin call at $17.86; at $19.71 equity is still 36.6%')
+            threshold = 3 if continued and skip_asides else -1
+            reading = _best_in(clause, threshold=threshold, at=at + sentence.find(clause), stem=stem)
+            if reading is not None and skip_asides and (
+                    aside_number(clause, reading.found.start, stem)
+                    or restated_fact(clause, reading.found.start, reading.found.end, stem)):
+                continue  # a remark, or a fact of the question restated ('The stock was issued at $25.')
             if reading is not None:
                 return reading
     return None

@@ -24,7 +24,8 @@ from cfa_lib.answers.numbers import (
     relative_error,
 )
 
-__all__ = ["NumericGrade", "NumericKey", "acceptance_window", "gold_number_from_option", "grade_number", "numeric_key"]
+__all__ = ["NumericGrade", "NumericKey", "acceptance_window", "gold_number_from_option", "grade_number", "numeric_key",
+           "option_value"]
 
 # "less than 2.85%", "above $305 per share": the option states a comparison, not a value.
 _COMPARISON = re.compile(
@@ -42,6 +43,7 @@ _LABEL_BEFORE = re.compile(
     r"|[^\W\d_])$"
 )
 MAX_OTHER_WORDS = 5  # "8.0% compounded semiannually." yes; a sentence that mentions a number, no
+MAX_STATEMENT_WORDS = 12  # "She will need to contribute €3,760 as margin." (open answers only, `option_value`)
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,54 @@ def gold_number_from_option(text: str | None) -> Number | None:
     return numbers[0]
 
 
+# "1 to 5.", "3 : 1": an option that is only a ratio is the one number a/b (odds, leverage, hedge ratios)
+_RATIO_OPTION = re.compile(r"\s*(?P<a>\d+(?:\.\d+)?)\s*(?::|to)\s*(?P<b>\d*[1-9]\d*(?:\.\d+)?)\s*\.?\s*")
+# after the one amount of a sentence option: its end, or a preposition ("19 million of bonds", "€3,760 as
+# margin"); a noun right after it makes the number a label ("5% critical value", "the next 12 months")
+_AMOUNT_END = re.compile(r"(?i)\s*(?:[.;!]?\s*$|(?:of|as|in|to|from|for|on|at|by|per)\b)")
+# a sentence option that says more than one thing, or makes its amount conditional: "Sell the real estate
+# and €57 million of the securities", "£3.55 million because ...", "will not need to contribute ..."
+_SEVERAL_PARTS = re.compile(r"(?i),|\b(?:and|plus|or|nor|but|while|because|if|unless|since|when|not|no|only)\b")
+# rule 4 of the labelling manual, in an option: "a loss on the extinguishment of debt of $50,000" is −50,000
+_OPTION_SIGN = re.compile(r"(?i)\b(?:loss(?:es)?|lost|decrease[sd]?|declin(?:e[sd]?|ing)|reduction|shortfall|"
+                          r"fall(?:s|en)?|fell|drop(?:s|ped)?)\b(?![^.]*\bto\s*$)")
+
+
+def option_value(text: str | None) -> Number | None:
+    """The number an option commits to, as an open answer is graded against it: `gold_number_from_option`,
+    and also a ratio ("1 to 5." is 0.2) and a sentence whose one number is the computed amount ("She will
+    need to contribute €3,760 as margin.", "SOA will need to issue 19 million of bonds."); a loss or a
+    decrease word before it makes it negative (rule 4: "recognize a loss on ... of $50,000" is −50,000).
+    None for a sentence with two parts ("Sell the real estate and €57 million of ..."), a condition, a
+    negation, or a number that labels the noun after it ("5% critical value", "the next 12 months")."""
+    cleaned, found = numbers_in(text)
+    ratio = _RATIO_OPTION.fullmatch(cleaned)
+    if ratio:
+        return Number(float(ratio.group("a")) / float(ratio.group("b")))
+    number = gold_number_from_option(text)
+    found = [f for f in found if not _is_date(cleaned, f)]  # "on the 31 December 2010 balance sheet"
+    if number is None and len(found) == 1 and not _is_label(cleaned, found[0]) and not _COMPARISON.search(cleaned):
+        rest = cleaned[: found[0].start] + " " + cleaned[found[0].end :]
+        words = len(re.findall(r"[A-Za-z][\w'’-]*", rest))
+        if (words <= MAX_STATEMENT_WORDS and _AMOUNT_END.match(cleaned, found[0].end)
+                and not _SEVERAL_PARTS.search(rest) and not re.search(r"[+×*/=^]", rest)):
+            number = found[0].number
+    if number is not None and number.value > 0 and found and _OPTION_SIGN.search(cleaned[: found[0].start]):
+        return Number(-number.value, number.unit)
+    return number
+
+
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+
+
+def _is_date(cleaned: str, found) -> bool:
+    """A year (a bare integer 1900–2100) or a day before a month name: part of a date, not an amount."""
+    value, token = found.number.value, cleaned[found.start : found.end]
+    year = found.number.unit is None and value.is_integer() and 1900 <= value <= 2100 and token.isdigit()
+    day = token.isdigit() and 1 <= value <= 31 and re.match(rf"(?i)\s+{_MONTH}\b", cleaned[found.end :])
+    return bool(year or day)
+
+
 def _is_label(cleaned: str, found) -> bool:
     """The number names something (a maturity, an index, a statistic's defining value), it is not computed."""
     return bool(_LABEL_AFTER.search(cleaned[found.end :]) or _LABEL_BEFORE.search(cleaned[: found.start]))
@@ -93,26 +143,29 @@ class NumericKey:
 
     gold: Number
     distractors: dict[str, Number | None]
+    ratio: bool = False  # the options are ratios ("1 to 5."): an answer's "1 : 5" is one number
 
 
-def numeric_key(choices: Mapping[str, str], answer: str) -> NumericKey | None:
+def numeric_key(choices: Mapping[str, str], answer: str, statements: bool = False) -> NumericKey | None:
     """Numeric grading key of a multiple-choice question, or None when it must be graded otherwise:
     the correct option carries no number (or only a label: "Kurtosis of 3", "180-day Libor"), or a distractor
     carries the very same number (easy_927: "a 10% increase in total revenue." vs "a 10% increase in average
     revenue."; easy_826: "equal to 1.0." vs "less than 1.0." and "greater than 1.0.")."""
     if answer not in choices:
         raise ValueError(f"answer={answer!r} is not among the choices {', '.join(choices)}")
-    gold = gold_number_from_option(choices[answer])
+    read = option_value if statements else gold_number_from_option
+    gold = read(choices[answer])
     if gold is None:
         return None
-    distractors = {letter: gold_number_from_option(text) for letter, text in choices.items() if letter != answer}
+    distractors = {letter: read(text) for letter, text in choices.items() if letter != answer}
     if any(d is not None and relative_error(d, gold) == 0 for d in distractors.values()):
         return None
     # "equal to 1.0" against "less than 1.0" / "greater than 1.0": the number is shared, the words decide
     for letter, text in choices.items():
         if letter != answer and any(relative_error(n, gold) == 0 for n in extract_numbers_in(text)):
             return None
-    return NumericKey(gold, distractors)
+    ratio = statements and bool(_RATIO_OPTION.fullmatch(numbers_in(choices[answer])[0]))
+    return NumericKey(gold, distractors, ratio)
 
 
 WINDOW_EPSILON = 1e-9  # relative: float noise (0.1 + 0.2) never decides a verdict

@@ -99,6 +99,92 @@ def normalise_signs(text: str) -> str:
     return re.sub(r"(?<![\w)])([–—])(?=\s?[$€£¥]?\d)", "-", text)
 
 
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+          "seventeen eighteen nineteen").split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_WORD_VALUES = {**{w: i for i, w in enumerate(_UNITS)}, **{w: 10 * (i + 2) for i, w in enumerate(_TENS)}}
+_MULTIPLIERS = {"hundred": 100, "thousand": 1e3, "million": 1e6, "billion": 1e9}
+_NUMBER_WORD = rf"(?:{'|'.join(sorted(_WORD_VALUES, key=len, reverse=True))}|hundred|thousand|million|billion)"
+_WORD_NUMBER = re.compile(
+    rf"(?i)\b{_NUMBER_WORD}(?:(?:[\s-]+|\s+and\s+){_NUMBER_WORD})*(?P<half>\s+and\s+a\s+half)?\b"
+)
+# a number in words is read as a value when it carries a unit or a scale ("one million dollars", "about eleven
+# percent", "nineteen million", "six euros"), or when it is the whole of an answer line ("Answer: twelve")
+_WORD_UNIT_AFTER = re.compile(
+    r"(?i)\s*(?:%|percent\b|per\s+cent\b|percentage\s+points?\b|basis\s+points?\b|bps\b|dollars\b|euros\b|"
+    r"pounds\b|yen\b|(?:US)?\$|€|£|¥)"
+)
+_ANSWER_BEFORE = re.compile(r"(?i)\banswer\s*(?:is|[:=：-])\s*(?:about|approximately|roughly|around|~|≈)?\s*$")
+# "the correlation is zero.", "ρ = zero": a number word standing alone as the value equated to a quantity
+_EQUATED_BEFORE = re.compile(
+    r"(?i)(?:\b(?:is|are|was|were|be|equals?|equal\s+to|of)|[=≈])\s+(?:exactly\s+|about\s+|approximately\s+|"
+    r"roughly\s+|around\s+)?$"
+)
+_VALUE_END = re.compile(r"\s*(?:[.,;:)!]|$)")
+
+
+def _word_value(words: str) -> float | None:
+    total, current = 0.0, 0.0
+    for word in re.findall(r"[a-z]+", words.lower()):
+        if word == "and":
+            continue
+        if word in _WORD_VALUES:
+            current += _WORD_VALUES[word]
+        elif word == "hundred":
+            current = (current or 1) * 100
+        else:
+            total += (current or 1) * _MULTIPLIERS[word]
+            current = 0.0
+    return total + current
+
+
+def spell_numbers(text: str) -> str:
+    """Numbers written in words as digits where they state a value: 'one million dollars' → '1000000 dollars',
+    'about eleven percent' → 'about 11 percent', 'ten and a half percent' → '10.5 percent', 'Answer: twelve'
+    → 'Answer: 12', 'the correlation is zero.' → 'the correlation is 0.'; counting words in prose ('one of the
+    two values') are left alone."""
+
+    def spelled(match: re.Match[str]) -> str:
+        phrase = match.group()
+        scaled = re.search(r"(?i)\b(?:thousand|million|billion)\b", phrase) and re.match(
+            rf"(?i){_NUMBER_WORD}", phrase) and not re.match(r"(?i)(?:thousand|million|billion)\b", phrase)
+        alone = _EQUATED_BEFORE.search(text[: match.start()]) and _VALUE_END.match(text, match.end())
+        if not (scaled or alone or _WORD_UNIT_AFTER.match(text, match.end())
+                or _ANSWER_BEFORE.search(text[: match.start()])):
+            return phrase
+        if re.fullmatch(r"(?i)(?:hundred|thousand|million|billion)(?:\s+and\s+a\s+half)?", phrase):
+            return phrase
+        value = _word_value(phrase[: match.start("half") - match.start()] if match.group("half") else phrase)
+        value += 0.5 if match.group("half") else 0
+        return f"{value:.10g}" if value < 1e21 else phrase
+
+    return _WORD_NUMBER.sub(spelled, text)
+
+
+_RATIO = re.compile(
+    r"(?<![\w.,/$€£¥-])(?<!\bfrom\s)(?<!\bbetween\s)(?P<a>\d+(?:\.\d+)?)\s*(?::|\bto\b)\s*(?P<b>\d+(?:\.\d+)?)"
+    r"(?![\d.,]*\d|\s*(?:%|[A-Za-z]*\d|(?i:percent|per\s+cent|bps|basis|years?|yrs?|months?|days?|weeks?|quarters?|"
+    r"periods?|times|thousand|million|billion|mn|bn|[km]|am|pm|h)\b))"
+)
+
+
+_SYMMETRIC = re.compile(
+    r"(?<![\w.])(?P<s1>[+-])\s?(?P<v>[$€£¥]?\d[\d,]*(?:\.\d+)?\s?%?)\s*(?:,\s*)?(?:or|/|and|and/or)\s*"
+    r"(?P<s2>[+-])\s?(?P=v)(?![\d.,]*\d)"
+)
+
+
+def symmetric_values(text: str) -> str:
+    """'+3.71% or -3.71%' written as '±3.71%': one magnitude in both directions, not two values."""
+    return _SYMMETRIC.sub(lambda m: f"±{m.group('v')}" if m.group("s1") != m.group("s2") else m.group(), text)
+
+
+def ratios_as_fractions(text: str) -> str:
+    """'1 to 5' and '1 : 5' written as '1/5' (one value), for a question whose options are ratios ('1 to 5.');
+    a range ('from 1 to 5') and numbers with a unit are left alone."""
+    return _RATIO.sub(lambda m: f"{m.group('a')}/{m.group('b')}", text)
+
+
 def scan_numbers(text: str) -> list[Found]:
     """Every number with its sign, currency, percent/scale and accounting parentheses; labels skipped."""
     found: list[Found] = []
@@ -174,7 +260,8 @@ def scan_numbers(text: str) -> list[Found]:
 
 def scan_values(text: str) -> list[Found]:
     """`scan_numbers`, with a fraction read as one value ('= 3/20' is 0.15, '3 / 4' is 0.75) when neither side
-    is part of a longer expression, and a ratio after 'ratio' or 'odds' ('2.5 : 1', '1 to 4') likewise."""
+    is part of a longer expression, and a ratio after 'ratio' or 'odds' ('2.5 : 1', '1 to 4') or to one
+    ('1.82 : 1') likewise."""
     found = scan_numbers(text)
     values: list[Found] = []
     i = 0
@@ -182,9 +269,10 @@ def scan_values(text: str) -> list[Found]:
         a, b = found[i], found[i + 1] if i + 1 < len(found) else None
         if b is not None and b.number.value != 0 and a.number.unit is None and b.number.unit is None:
             between = text[a.end : b.start]
-            ratio = re.fullmatch(r"\s*(?::|to)\s*", between) and re.search(r"(?i)\b(?:ratio|odds)\b", text[: a.start])
+            ratio = re.fullmatch(r"\s*(?::|to)\s*", between) and (
+                re.search(r"(?i)\b(?:ratio|odds)\b", text[: a.start]) or (":" in between and b.number.value == 1))
             alone = not re.search(r"[×*/÷+^(-]\s*$", text[: a.start]) and not re.match(r"\s*[×*/÷+^(]", text[b.end :])
-            if (re.fullmatch(r"\s*/\s*", between) or ratio) and alone:
+            if (re.fullmatch(r"\s*(?:/|out\s+of)\s*", between) or ratio) and alone:  # "3/20", "3 out of 20"
                 values.append(Found(Number(a.number.value / b.number.value), a.start, b.end))
                 i += 2
                 continue

@@ -38,11 +38,22 @@ from cfa_lib.answers.commitment import (
     in_stem_unit,
     is_hedge,
     is_refusal,
+    leaves_open,
     stem_unit,
+    without_captions,
 )
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
-from cfa_lib.answers.key import NumericGrade, NumericKey, gold_number_from_option, grade_number, numeric_key
-from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, aligned_values, normalise_signs
+from cfa_lib.answers.key import NumericGrade, NumericKey, grade_number, numeric_key, option_value
+from cfa_lib.answers.numbers import (
+    CURRENCY_UNITS,
+    PERCENT,
+    Number,
+    aligned_values,
+    normalise_signs,
+    ratios_as_fractions,
+    spell_numbers,
+    symmetric_values,
+)
 from cfa_lib.answers.settle import settle
 from cfa_lib.answers.text import clean
 from cfa_lib.data import Question
@@ -81,7 +92,8 @@ class OpenGrade:
 
 
 def open_key(question: Question) -> NumericKey | None:
-    """The question's numeric key, its option numbers read in the unit the stem asks for ('(€ millions)')."""
+    """The question's numeric key, its option numbers read in the unit the stem asks for ('(€ millions)'); a
+    sentence stating one amount and a ratio count as numbers here (`key.option_value`)."""
     return _open_key(question.stem, tuple(question.choices.items()), question.answer)
 
 
@@ -89,35 +101,38 @@ def open_key(question: Question) -> NumericKey | None:
 def _open_key(stem: str, choices: tuple[tuple[str, str], ...], answer: str) -> NumericKey | None:
     """`open_key` once per question text (a perturbed question has other text, so its own key)."""
     options = dict(choices)
-    key = numeric_key(options, answer)
+    key = numeric_key(options, answer, statements=True)
     unit = stem_unit(stem)
     if key is None or unit is None or unit.bps:
         return key
 
     def scaled(text: str) -> Number | None:
-        number = gold_number_from_option(text)
+        number = option_value(text)
         return None if number is None else in_stem_unit(number, text, unit)
 
     return NumericKey(
         scaled(options[answer]),  # type: ignore[arg-type]
         {letter: scaled(options[letter]) for letter in key.distractors},
+        key.ratio,
     )
 
 
 def grade_open_answer(question: Question, response: str | None, finish_reason: str | None = None,
                       tolerance: float = 0.02) -> OpenGrade:
     """Grade one open-ended response against the question's key (see the module docstring for the order)."""
-    body = normalise_signs(clean(response))
+    key = open_key(question)
+    body = symmetric_values(spell_numbers(normalise_signs(clean(response))))
+    if key is not None and key.ratio:
+        body = ratios_as_fractions(body)
     final = final_answer_line(body)
     if finish_reason == "length" and final is None:
         return OpenGrade("truncated", None, "cut by the token limit before a FINAL ANSWER line")
     if not body.strip():
         return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
 
-    key = open_key(question)
     source: AnswerSource = "heuristic" if final is None else "final_line"
     text = body if final is None else final
-    reading = read_body(text, question.stem)
+    reading = read_body(text, question.stem, line=final is not None)
     if final is None:
         if is_refusal(body, reading.number if reading else None):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
@@ -152,6 +167,7 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     """The committed value against the window, then its direction words against the key's ('sell 263'
     against 'Buy 263 ...' is incorrect; 'a loss of $1,300' answers 'the maximum possible loss')."""
     value = _in_stem_unit(reading, question)
+    clause = without_captions(key_directions(question), clause)
     direction = direction_agreement(key_directions(question), clause)
     if direction == "same" and value.value * key.gold.value < 0:
         value = Number(-value.value, value.unit)  # the key's own word carries the sign
@@ -160,6 +176,9 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     if grade.match and direction == "opposite":
         return OpenGrade("incorrect", shown, f"{grade.reason}, but its direction word contradicts the key's "
                          f"({question.correct_text.strip()})", source)
+    if direction == "both" and leaves_open(key_directions(question), clause):
+        return OpenGrade("no_answer", None, "the answer leaves the direction open (both named as alternatives)",
+                         source)
     if grade.match and direction == "both":
         return OpenGrade("judge", shown, "the number matches but the answer names both directions", source)
     return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)

@@ -21,19 +21,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from cfa_lib.answers.asked import asked_quantity, mentions, statements
-from cfa_lib.answers.commitment import from_stem, sentence_spans
-from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
+from cfa_lib.answers.asked import asked_quantity, mentions, statements, worded
+from cfa_lib.answers.commitment import asks_difference, from_stem, sentence_spans
+from cfa_lib.answers.final_number import Reading, clause_start, read_body, stated_in, value_clause
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
 
-_COMPARED_BEFORE = re.compile(
-    r"(?i)\b(?:exceed\w*|outperform\w*|beat\w*)\b[^.;]{0,80}\bby\s*(?:about\s+|roughly\s+)?$"
-    r"|\b(?:than|vs\.?|versus|above|below|beyond|differs?\s+from|compared\s+(?:with|to))\s+"
+_EXCEEDS_BY = re.compile(r"(?i)\b(?:exceed\w*|outperform\w*|beat\w*)\b[^.;]{0,80}\bby\s*(?:about\s+|roughly\s+)?$")
+_COMPARED_WITH = re.compile(
+    r"(?i)\b(?:than|vs\.?|versus|above|below|beyond|differs?\s+from|compared\s+(?:with|to))\s+"
     r"(?:the\s+|a\s+|an\s+|its\s+)?(?:[\w-]+\s+){0,3}$"
 )
 _COMPARED_AFTER = re.compile(r"(?i)^\s*(?:more|less|higher|lower|greater|smaller|above|below)\b")
 _SUPPOSED = re.compile(
-    r"(?i)^\W*(?:with|under|using)\b[^.]*\bwould\b|\b(?:if|had|were|instead|otherwise|alternatively)\b"
+    r"(?i)^\W*(?:with|without|under|using)\b[^.]*\bwould\b|\bwould\s+have\s+(?!to\b)\w|^\W*at\b[^.]*\d[^.]*\bwould\b|\b(?:if|had|were|instead|otherwise|alternatively)\b"
     r"[^.]*\bwould\b|\bwould\b[^.]*\b(?:if|instead|otherwise)\b"
 )
 
@@ -47,8 +47,9 @@ def comments(reading: Reading, body: str, stem: str = "") -> bool:
     words copied from the stem ('250 units instead of 200 units') are neither."""
     before, after = reading.region[: reading.found.start], body[reading.at + reading.found.end :]
     clause = reading.region[clause_start(reading, colon=False) : reading.found.end]
-    found = [(before, _COMPARED_BEFORE.search(before)), (after, _COMPARED_AFTER.match(after)),
-             (clause, _SUPPOSED.search(clause))]
+    found = [(before, _COMPARED_WITH.search(before)), (clause, _SUPPOSED.search(clause))]
+    if not asks_difference(stem):  # "exceeds ... by €6", "about €6 more" state the difference asked for
+        found += [(before, _EXCEEDS_BY.search(before)), (after, _COMPARED_AFTER.match(after))]
     return any(m is not None and not from_stem(text, m.start(), m.end(), stem) for text, m in found)
 
 
@@ -75,8 +76,12 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
     """The reading a grader would point at (None: no number committed), or the reason to ask the judge."""
     asked = asked_quantity(stem)
     stated = [s for s in statements(body, asked, stem) if not _other_kind(s.number, key_unit)]
+    in_words = worded(body, asked, stem)
+    if in_words is not None and (reading is None or not reading.explicit) and all(
+            in_words > r.position for r in [*stated, *([reading] if reading else [])]):
+        return None  # the last word on the asked quantity is no number: "the maximum possible loss is unlimited"
     if reading is not None and not reading.explicit and _other_kind(reading.number, key_unit):
-        kind = _of_kind(reading, key_unit)
+        kind = _of_kind(reading, key_unit) or _stated_after(body, stem, reading, key_unit)
         if kind is None and not stated:  # "The NPV comes out to $58.33 ... the IRR is roughly 51%."
             before = _committed_before(body, stem, reading, key_unit)
             return before or "the value read is not of the key's kind (a percent against an amount, or the reverse)"
@@ -106,11 +111,16 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
 
 def _committed_before(body: str, stem: str, reading: Reading, key_unit: str | None) -> Reading | None:
     """The value the text commits to before `reading`, when it is a statement itself (not a comparison, a
-    supposition or a value of another kind)."""
-    before = read_body(body[: reading.position], stem)
-    if before is None or _other_kind(before.number, key_unit) or comments(before, body[: reading.position], stem):
-        return None
-    return None if re.search(r"(?i)\b(?:would|could|might)\b", value_clause(before)) else before
+    supposition or a value of another kind); the text before the reading's own clause is read when its
+    clause holds no such statement ('The value is $26.92; at the original 7% yield it would be $25.00')."""
+    ends = dict.fromkeys([reading.position, reading.at + clause_start(reading, colon=False)])
+    for end in ends:
+        before = read_body(body[:end], stem)
+        if before is None or _other_kind(before.number, key_unit) or comments(before, body[:end], stem):
+            continue
+        if not re.search(r"(?i)\b(?:would|could|might)\b", value_clause(before)):
+            return before
+    return None
 
 
 def _sentence_of(body: str, reading: Reading) -> int:
@@ -122,6 +132,16 @@ def _other_kind(number: Number, key_unit: str | None) -> bool:
     """A percent against a key in money, or money against a percent key."""
     return (number.unit == PERCENT and key_unit in CURRENCY_UNITS) or (
         number.unit in CURRENCY_UNITS and key_unit == PERCENT)
+
+
+def _stated_after(body: str, stem: str, reading: Reading, key_unit: str | None) -> Reading | None:
+    """A value of the key's kind stated later in the reading's sentence ('The initial margin is 40%, i.e. 2/5 of
+    the €9,400 position: 2/5 × €9,400 = €3,760.')."""
+    start = _sentence_of(body, reading)
+    end = next((at for at, _ in sentence_spans(body) if at > start), len(body))
+    after = reading.position + len(reading.token)
+    return stated_in(body[after:end], lambda n: not _other_kind(n, key_unit) and n.unit is not None,
+                     at=after, stem=stem)
 
 
 def _of_kind(reading: Reading, key_unit: str | None) -> Reading | None:
