@@ -15,6 +15,8 @@ import math
 import re
 from typing import Any
 
+from cfa_lib.models.schema import json_objects
+
 STRING_CHARS = 300  # a string without its own maxLength: a reason, an explanation, a concept (two sentences)
 ARRAY_ITEMS = 16  # a list without its own maxItems
 CHARS_PER_TOKEN = 2  # English runs near 4 characters a token; 2 leaves room, and a cut reply is closed
@@ -25,20 +27,11 @@ def bounded(schema: dict[str, Any]) -> dict[str, Any]:
     """A copy in which every free string has maxLength STRING_CHARS and every list maxItems ARRAY_ITEMS
     (bounds the schema declares are kept; enums, constants and patterns are bounded already)."""
     result = copy.deepcopy(schema)
-
-    def visit(node: Any) -> None:
-        if isinstance(node, dict):
-            if node.get("type") == "string" and not {"enum", "const", "pattern", "format"} & node.keys():
-                node.setdefault("maxLength", STRING_CHARS)
-            if node.get("type") == "array":
-                node.setdefault("maxItems", ARRAY_ITEMS)
-            for value in node.values():
-                visit(value)
-        elif isinstance(node, list):
-            for value in node:
-                visit(value)
-
-    visit(result)
+    for node in json_objects(result):
+        if node.get("type") == "string" and not {"enum", "const", "pattern", "format"} & node.keys():
+            node.setdefault("maxLength", STRING_CHARS)
+        if node.get("type") == "array":
+            node.setdefault("maxItems", ARRAY_ITEMS)
     return result
 
 

@@ -7,6 +7,7 @@ import copy
 import functools
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -37,27 +38,30 @@ def schema_name(schema: Schema) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", raw)[:64] or "response"
 
 
+def json_objects(tree: Any) -> Iterator[dict[str, Any]]:
+    """Every dict of a JSON tree, outermost first: the nodes a schema rewrite visits."""
+    if isinstance(tree, dict):
+        yield tree
+        children = tree.values()
+    elif isinstance(tree, list):
+        children = tree
+    else:
+        return
+    for child in list(children):
+        yield from json_objects(child)
+
+
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
     """A copy OpenAI's strict mode accepts (closed objects, all properties required), or None."""
     result = copy.deepcopy(schema)
     ok = True
-
-    def visit(node: Any) -> None:
-        nonlocal ok
-        if isinstance(node, dict):
-            if node.get("type") == "object" and "properties" in node:
-                if set(node.get("required", [])) != set(node["properties"]):
-                    ok = False
-                if node.get("additionalProperties") not in (None, False):
-                    ok = False
-                node["additionalProperties"] = False
-            for value in node.values():
-                visit(value)
-        elif isinstance(node, list):
-            for value in node:
-                visit(value)
-
-    visit(result)
+    for node in json_objects(result):
+        if node.get("type") == "object" and "properties" in node:
+            if set(node.get("required", [])) != set(node["properties"]):
+                ok = False
+            if node.get("additionalProperties") not in (None, False):
+                ok = False
+            node["additionalProperties"] = False
     return result if ok else None
 
 
