@@ -110,6 +110,9 @@ def setting(n: int, label: str, limit: str, *, limit_in_flight: int | None = Non
         "paid_twice": stats["paid_twice"], "batches": stats["batches_created"], "failed": failed_requests(work),
         "phases": len(ran), "work": str(work), "load": load_before,
     }
+    if batch and not result["batches"]:
+        raise SystemExit(f"{n}. {label}: the run created no batch ({result['requests']} requests went live), so "
+                         "there is no Batch API figure to print; check that CFA_BATCH reaches the notebooks")
     if batch:
         line = (f"{n}. {label:<34} {result['requests']:>5} requests in {result['batches']} batches, "
                 f"end to end {wall:6.1f} s, paid twice {result['paid_twice']}, failed {result['failed']}")

@@ -16,18 +16,15 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
+from cfa_lib.checks import ParameterError as ParameterError
+from cfa_lib.checks import check_optional_flag as check_optional_flag
+from cfa_lib.checks import invalid, optional_positive_int
 from cfa_lib.data import DATASET_NAMES
+from cfa_lib.models.run_options import check_concurrency as check_concurrency
+from cfa_lib.models.run_options import check_cost_cap as check_cost_cap
 from cfa_lib.results import ResultsFileError
 
 PERTURBATION_LEVELS = (1, 2, 3)
-
-
-class ParameterError(ValueError):
-    """A notebook parameter with a value the experiment cannot use."""
-
-
-def _fail(name: str, value: Any, accepted: str) -> ParameterError:
-    return ParameterError(f"Parameter {name}={value!r} is not valid: accepted values are {accepted}.")
 
 
 T = TypeVar("T")
@@ -60,68 +57,43 @@ class Parameters(BaseModel):
         if error["type"] == "extra_forbidden":
             return ParameterError(f"Parameter {name}={values.get(name)!r} is not valid: accepted parameters are "
                                   f"{', '.join(cls.model_fields)}.")
-        return _fail(name, values.get(name), error["msg"])
+        return invalid(name, values.get(name), error["msg"])
 
 
 def check_dataset(dataset: Any, name: str = "dataset") -> str:
     if dataset not in DATASET_NAMES:
-        raise _fail(name, dataset, " or ".join(repr(d) for d in DATASET_NAMES))
+        raise invalid(name, dataset, " or ".join(repr(d) for d in DATASET_NAMES))
     return dataset
 
 
 def check_limit(limit: Any, name: str = "limit") -> int | None:
-    if limit is None:
-        return None
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
-        raise _fail(name, limit, "a positive integer, or None for the whole dataset")
-    return limit
+    return optional_positive_int(limit, name, "a positive integer, or None for the whole dataset")
 
 
 def check_seed(sample_seed: Any, name: str = "sample_seed") -> int | None:
     if sample_seed is not None and (isinstance(sample_seed, bool) or not isinstance(sample_seed, int)):
-        raise _fail(name, sample_seed, "an integer, or None for the first questions in file order")
+        raise invalid(name, sample_seed, "an integer, or None for the first questions in file order")
     return sample_seed
 
 
 def check_integer(value: Any, name: str) -> int:
     """Any whole number, such as the seed of the perturbations."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise _fail(name, value, "an integer")
-    return value
-
-
-def check_flag(value: Any, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise _fail(name, value, "True, False")
+        raise invalid(name, value, "an integer")
     return value
 
 
 def check_count(value: Any, name: str) -> int:
     """A non-negative whole number, such as the size of the judge-agreement sample."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _fail(name, value, "a whole number of 0 or more")
+        raise invalid(name, value, "a whole number of 0 or more")
     return value
 
 
 def check_tolerance(tolerance: Any, name: str = "tolerance") -> float:
     if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 0 < tolerance < 1:
-        raise _fail(name, tolerance, "a relative tolerance above 0 and below 1, such as 0.02 for ±2%")
+        raise invalid(name, tolerance, "a relative tolerance above 0 and below 1, such as 0.02 for ±2%")
     return float(tolerance)
-
-
-def check_cost_cap(max_cost_usd: Any, name: str = "max_cost_usd") -> float | None:
-    if max_cost_usd is None:
-        return None
-    if isinstance(max_cost_usd, bool) or not isinstance(max_cost_usd, int | float) or not max_cost_usd > 0 \
-            or max_cost_usd == float("inf"):
-        raise _fail(name, max_cost_usd, "None or a positive number of US dollars, such as 5.0")
-    return float(max_cost_usd)
-
-
-def check_concurrency(max_concurrency: Any, name: str = "max_concurrency") -> int:
-    if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency <= 0:
-        raise _fail(name, max_concurrency, "a positive integer, such as 8")
-    return max_concurrency
 
 
 def check_levels(levels: Any, name: str = "perturbation_levels") -> list[int]:
@@ -131,10 +103,10 @@ def check_levels(levels: Any, name: str = "perturbation_levels") -> list[int]:
     if isinstance(levels, str) and re.fullmatch(r"\s*\[?\s*\d+(\s*[,\s]\s*\d+)*\s*\]?\s*", levels):
         levels = [int(n) for n in re.findall(r"\d+", levels)]  # `-p perturbation_levels "[1, 2]"` passes text
     if not isinstance(levels, list | tuple) or not levels:
-        raise _fail(name, levels, accepted)
+        raise invalid(name, levels, accepted)
     for level in levels:
         if isinstance(level, bool) or not isinstance(level, int) or level not in PERTURBATION_LEVELS:
-            raise _fail(name, levels, accepted)
+            raise invalid(name, levels, accepted)
     return sorted(set(levels))
 
 
@@ -150,13 +122,13 @@ def check_names(value: Any, name: str, accepted: Sequence[str]) -> list[str]:
             try:
                 names = json.loads(text.replace("'", '"'))
             except json.JSONDecodeError:
-                raise _fail(name, value, message) from None
+                raise invalid(name, value, message) from None
         else:
             names = [text]
     if names is None:
         names = []
     if not isinstance(names, list | tuple) or any(not isinstance(n, str) or n not in accepted for n in names):
-        raise _fail(name, value, message)
+        raise invalid(name, value, message)
     return [a for a in accepted if a in names]
 
 
@@ -169,7 +141,7 @@ def check_judges(value: Any, parameter: str = "judge_model") -> list[str] | None
         value = re.findall(r"['\"]([^'\"]+)['\"]", value) or value
     names = [value] if isinstance(value, str) else value
     if not isinstance(names, list | tuple) or not names or len(set(names)) != len(names):
-        raise _fail(parameter, value, "None, a model name, or a list of different model names")
+        raise invalid(parameter, value, "None, a model name, or a list of different model names")
     return [check_model(name, parameter) for name in names]
 
 
@@ -183,7 +155,7 @@ def check_model(name: Any, parameter: str = "model") -> str:
     from cfa_lib.models import ModelSpecError, parse_model_name
 
     if not isinstance(name, str):
-        raise _fail(parameter, name, "a model name string such as 'local' or 'gpt-4o-mini'")
+        raise invalid(parameter, name, "a model name string such as 'local' or 'gpt-4o-mini'")
     try:
         parse_model_name(name)
     except ModelSpecError as exc:
@@ -199,7 +171,7 @@ def check_results_path(results_path: Any, experiment: str, read: Callable[[Path]
         return None
     accepted = f"None (run the experiment) or the path of a results.json of experiment {experiment!r}"
     if not isinstance(results_path, str | Path) or not str(results_path).strip():
-        raise _fail("results_path", results_path, accepted)
+        raise invalid("results_path", results_path, accepted)
     try:
         return read(Path(results_path)) if read is not None else Path(results_path)
     except ResultsFileError as exc:

@@ -99,7 +99,7 @@ def test_options_come_from_arguments_then_get_client_then_environment(tmp_path: 
     opts = get_client("gpt-4o-mini", cache_dir=tmp_path).options()
     assert (opts.max_concurrency, opts.batch, opts.batch_fallback, opts.max_cost_usd) == (64, False, "batch", None)
     monkeypatch.setenv("CFA_BATCH_FALLBACK", "sometimes")
-    with pytest.raises(ValueError, match="batch_fallback='sometimes' is not valid"):
+    with pytest.raises(ValueError, match="CFA_BATCH_FALLBACK='sometimes' is not valid"):
         get_client("gpt-4o-mini", cache_dir=tmp_path)
     monkeypatch.delenv("CFA_BATCH_FALLBACK")
     monkeypatch.setenv("CFA_MAX_COST_USD", "-1")

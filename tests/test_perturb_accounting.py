@@ -155,5 +155,5 @@ def test_the_review_rate_is_the_last_rounds_with_its_wilson_interval(tmp_path, c
     assert capsys.readouterr().out == (f"round 2: 145 of 150 reviewed items valid, 96.7% (95% Wilson CI "
                                        f"{low:.1%} to {high:.1%})\n")
     path.write_text(_row("easy_7", 1, "fine") + "\n", encoding="utf-8")
-    with pytest.raises(TemplateError, match=r"review.jsonl, line 1: verdict 'fine' is not one of valid, defective"):
+    with pytest.raises(TemplateError, match=r"review.jsonl:1: verdict 'fine' is not one of valid, defective"):
         read_review(path)

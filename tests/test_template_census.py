@@ -38,7 +38,7 @@ def test_a_reason_without_a_known_category_names_file_line_and_question(tmp_path
     _write(tmp_path, "easy_without_template.jsonl",
            [{"question_id": "easy_3", "category": "distractor", "reason": "a distractor within 0.5 %"},
             {"question_id": "easy_4", "category": "hard", "reason": "too hard"}])
-    with pytest.raises(TemplateError, match=r"easy_without_template.jsonl, line 2: easy_4: category 'hard'"):
+    with pytest.raises(TemplateError, match=r"easy_without_template.jsonl:2: easy_4: category 'hard'"):
         dataset_census("easy", tmp_path)
     assert "distractor" in CATEGORIES
 

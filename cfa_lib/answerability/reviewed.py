@@ -3,7 +3,6 @@ wrong, each with its reason; `classify` gives the rules' verdict unless an excep
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from functools import cache
@@ -11,6 +10,7 @@ from pathlib import Path
 
 from cfa_lib.answerability.rules import EXCEPTION, Answerability, apply_rules
 from cfa_lib.data import Question
+from cfa_lib.jsonl import json_lines
 from cfa_lib.paths import ANSWERABILITY_DIR
 
 EXCEPTIONS_FILE = ANSWERABILITY_DIR / "exceptions.jsonl"
@@ -31,15 +31,8 @@ def _load_default_exceptions() -> tuple[tuple[str, Answerability], ...]:
 
 def _read_exceptions(path: Path) -> dict[str, Answerability]:
     out: dict[str, Answerability] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: not JSON: {exc}") from None
-        if set(row) != {"question_id", "open_answerable", "reason"}:
+    for where, row in json_lines(path):
+        if not isinstance(row, dict) or set(row) != {"question_id", "open_answerable", "reason"}:
             raise ValueError(f"{where}: keys must be question_id, open_answerable, reason; got {sorted(row)}")
         qid, answerable, reason = row["question_id"], row["open_answerable"], row["reason"]
         if not isinstance(qid, str) or not re.fullmatch(r"(?:easy|challenge)_\d+", qid):

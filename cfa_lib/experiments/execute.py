@@ -17,6 +17,7 @@ from cfa_lib.experiments.loading import LoadedRun, load_run
 from cfa_lib.experiments.session import Session
 from cfa_lib.experiments.settings import Settings
 from cfa_lib.models import get_client
+from cfa_lib.models.run_options import resolve_options
 from cfa_lib.paths import display_path
 from cfa_lib.prompts import PROMPT_VERSION
 from cfa_lib.results import new_run_id, write_results
@@ -25,6 +26,7 @@ from cfa_lib.results import new_run_id, write_results
 def metadata(experiment: Experiment, settings: Settings, n_questions: int, **extra: Any) -> dict[str, Any]:
     """What a results file says about its run: the experiment, the settings, the versions, when."""
     judges = settings.judges
+    engine = resolve_options(settings.engine(), {})  # what the run was sent with: arguments, else CFA_*
     return {
         "experiment": experiment.name,
         "dataset": settings.dataset,
@@ -35,9 +37,9 @@ def metadata(experiment: Experiment, settings: Settings, n_questions: int, **ext
         "limit": settings.limit,
         "sample_seed": settings.sample_seed,
         "tolerance": settings.tolerance,
-        "max_concurrency": settings.max_concurrency,
-        "batch": settings.batch,
-        "max_cost_usd": settings.max_cost_usd,
+        "max_concurrency": engine.max_concurrency,
+        "batch": engine.batch,
+        "max_cost_usd": engine.max_cost_usd,
         "prompt_version": PROMPT_VERSION,
         "package_version": __version__,
         "timestamp": datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),

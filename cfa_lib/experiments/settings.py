@@ -6,16 +6,15 @@ from typing import Annotated, Any
 
 from cfa_lib.data import Question, load_dataset
 from cfa_lib.experiments.judging import default_judges
-from cfa_lib.models import DEFAULT_MAX_CONCURRENCY
 from cfa_lib.params import (
     Parameters,
     check_concurrency,
     check_cost_cap,
     check_dataset,
-    check_flag,
     check_judges,
     check_limit,
     check_model,
+    check_optional_flag,
     check_seed,
     check_tolerance,
     checked_by,
@@ -31,15 +30,18 @@ class Settings(Parameters):
     sample_seed: Annotated[int | None, checked_by(check_seed)] = None
     judge_model: Annotated[list[str] | None, checked_by(check_judges)] = None  # a panel of several: their majority
     tolerance: Annotated[float, checked_by(check_tolerance)] = 0.02
-    max_concurrency: Annotated[int, checked_by(check_concurrency)] = DEFAULT_MAX_CONCURRENCY  # the engine adapts below
-    batch: Annotated[bool, checked_by(check_flag)] = False  # OpenAI's Batch API at half price (others run live)
+    # Engine settings: None is "not given", so the CFA_* variable decides, else the engine's default
+    # (models/run_options.py: CFA_MAX_CONCURRENCY else 64, CFA_BATCH else live, CFA_MAX_COST_USD else no cap,
+    # CFA_RETRY_FAILED else cached failures kept).
+    max_concurrency: Annotated[int | None, checked_by(check_concurrency)] = None  # a ceiling: the engine adapts
+    batch: Annotated[bool | None, checked_by(check_optional_flag)] = None  # OpenAI's Batch API at half price
     max_cost_usd: Annotated[float | None, checked_by(check_cost_cap)] = None  # stop cleanly before spending more
-    retry_failed: Annotated[bool, checked_by(check_flag)] = False  # resend the failures a deterministic model gave
+    retry_failed: Annotated[bool | None, checked_by(check_optional_flag)] = None  # resend deterministic failures
 
     def engine(self) -> dict[str, Any]:
-        """The engine options every batch of this run is sent with."""
+        """The engine options every batch of this run is sent with (None: resolved by the engine)."""
         return {"max_concurrency": self.max_concurrency, "batch": self.batch, "max_cost_usd": self.max_cost_usd,
-                "retry_failed": self.retry_failed or None}  # None: CFA_RETRY_FAILED decides
+                "retry_failed": self.retry_failed}
 
     @property
     def judges(self) -> list[str]:

@@ -7,12 +7,14 @@ client.engine_stats()  # concurrency history, 429s, batch ids, spend: for a resu
 """
 
 from .cache import CompletionCache, default_cache_dir
-from .client import DEFAULT_MAX_CONCURRENCY, ModelClient, RunOptions, get_client
+from .client import ModelClient
 from .errors import CacheError, ModelSpecError, ModelUnavailableError, SpendCapReached
+from .factory import get_client
 from .keyed import complete_keyed
 from .limiter import AdaptiveLimit
 from .names import ACCEPTED_FORMS, ModelSpec, parse_model_name
 from .retry import RetryPolicy
+from .run_options import DEFAULT_MAX_CONCURRENCY, RunOptions
 from .types import Completion, CostEstimate, Request
 
 __all__ = [

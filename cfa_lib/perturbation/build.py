@@ -85,7 +85,7 @@ def build_perturbations(
     generator_client: Any,
     levels: Sequence[int] = (1,),
     seed: int = 0,
-    max_concurrency: int = 8,
+    max_concurrency: int | None = None,
     rel_tol: float = 0.005,
     substitution_fallback: bool = True,
     params: Mapping[str, Any] | None = None,

@@ -15,7 +15,6 @@ conceptual.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cfa_lib.data import load_dataset
+from cfa_lib.jsonl import json_lines
 from cfa_lib.perturbation.from_template import template_perturbations
 from cfa_lib.perturbation.templates import TemplateError, load_templates, templates_dir, verify_template
 from cfa_lib.perturbation.usable import usability, usable_report
@@ -52,14 +52,10 @@ def read_reasons(path: Path, categorised: bool = False) -> dict[str, dict[str, s
     if not path.is_file():
         return {}
     items: dict[str, dict[str, str]] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}, line {number}"
+    for where, item in json_lines(path, TemplateError):
         try:
-            item = json.loads(line)
             question_id, reason = str(item["question_id"]), str(item["reason"]).strip()
-        except (json.JSONDecodeError, KeyError, TypeError) as error:
+        except (KeyError, TypeError) as error:
             raise TemplateError(f"{where}: needs question_id and reason ({error})") from None
         if not reason:
             raise TemplateError(f"{where}: {question_id}: the reason is empty")

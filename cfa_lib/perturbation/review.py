@@ -8,12 +8,12 @@ templates, so the rate is computed on it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from cfa_lib.jsonl import json_lines
 from cfa_lib.perturbation.schema import TemplateError, templates_dir
 from cfa_lib.stats import wilson_interval
 
@@ -40,17 +40,14 @@ def review_path(directory: Path | str | None = None) -> Path:
 def read_review(path: Path | str) -> list[ReviewRow]:
     """Every row of a review file; a row that does not fit names the file and the line."""
     rows = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for where, raw in json_lines(path, TemplateError):
         try:
-            raw = json.loads(line)
             row = ReviewRow(str(raw["question_id"]), str(raw["dataset"]), int(raw["level"]), int(raw["seed"]),
                             int(raw["round"]), raw.get("reviewer_answer"), raw["verdict"], str(raw.get("reason", "")))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-            raise TemplateError(f"{path}, line {number}: not a review row ({error})") from None
+        except (KeyError, TypeError, ValueError) as error:
+            raise TemplateError(f"{where}: not a review row ({error})") from None
         if row.verdict not in VERDICTS:
-            raise TemplateError(f"{path}, line {number}: verdict {row.verdict!r} is not one of {', '.join(VERDICTS)}")
+            raise TemplateError(f"{where}: verdict {row.verdict!r} is not one of {', '.join(VERDICTS)}")
         rows.append(row)
     return rows
 

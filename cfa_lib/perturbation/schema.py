@@ -6,7 +6,6 @@ holds for its question is `templates.verify_template`'s job. Errors name the fil
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping
@@ -16,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cfa_lib.data import DATASET_NAMES
+from cfa_lib.jsonl import json_lines
 from cfa_lib.paths import PROJECT_ROOT
 from cfa_lib.perturbation.types import ExtractedParameter, FormulaExtraction
 
@@ -185,14 +185,7 @@ def load_templates(dataset: str, directory: Path | str | None = None) -> dict[st
     if not path.exists():
         return {}
     templates: dict[str, Template] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            raw = json.loads(line, parse_constant=_refuse_constant)
-        except (json.JSONDecodeError, ValueError) as error:
-            raise TemplateError(f"{where}: not valid JSON: {error}") from None
+    for where, raw in json_lines(path, TemplateError, parse_constant=_refuse_constant):
         question_id = raw.get("question_id", "?") if isinstance(raw, dict) else "?"
         try:
             template = Template.model_validate(raw)

@@ -71,10 +71,10 @@ dataset = "easy"         # "easy" (1032 questions) or "challenge" (90)
 limit = 20               # None: the whole dataset
 sample_seed = None       # None: the first `limit` questions; an integer: a reproducible random sample
 {own.strip()}
-max_concurrency = 64            # a ceiling: the engine adapts to the provider's rate limit
-batch = False                   # True: OpenAI's Batch API, half the price, results within 24 h
-max_cost_usd = None             # stop cleanly before spending more than this
-retry_failed = False            # True: send again the failures the embedded model gave (cached as answers)
+max_concurrency = None          # a ceiling (None: CFA_MAX_CONCURRENCY, else 64); the engine adapts below it
+batch = None                    # True: OpenAI's Batch API, half the price, results within 24 h (None: CFA_BATCH)
+max_cost_usd = None             # stop cleanly before spending more than this (None: CFA_MAX_COST_USD, else none)
+retry_failed = None             # True: send again the failures the embedded model gave (None: CFA_RETRY_FAILED)
 results_path = None      # a results.json to analyse instead of running
 """, ["parameters"])
 
