@@ -9,12 +9,14 @@ away from the strike the formula treats as at the money, and nothing re-read an 
 from __future__ import annotations
 
 import copy
+import json
 import re
 
 import pytest
 
 from cfa_lib.data import questions_by_id
 from cfa_lib.perturbation import load_templates, template_perturbations
+from cfa_lib.perturbation.schema import templates_dir
 from cfa_lib.perturbation.templates import Template, verify_template
 
 SEEDS = range(10)
@@ -196,3 +198,58 @@ def test_a_drawn_option_premium_keeps_the_exhibits_no_arbitrage_bounds(items, qu
         original = _arbitrage_bounds({k: v for k, v in chain.items() if k in drawn})
         assert original <= _arbitrage_bounds(drawn), (record.level, sorted(original - _arbitrage_bounds(drawn)))
     assert not items["challenge_88", 2, 7].valid
+
+
+# Blind review round 2: the classes it found, each on the item that showed it.
+
+def _t_statistic(r: float, n: int) -> float:
+    return abs(r) * (n - 2) ** 0.5 / (1 - r**2) ** 0.5
+
+
+def test_a_change_stated_in_words_keeps_its_direction(items):
+    """r2-073: easy_280 at level 1, seed 2 read "rates were 8 percent. Rates have since risen to 7 percent".
+    A level written as where a change ended ("risen to", "increase to") must stay on its side of the level
+    it changed from; `verify` refuses a template that does not declare it."""
+    rates = r"were (\d+)\s?percent\. Rates have since risen to (\d+)\s?percent"
+    for record in _valid(items, "easy_280"):
+        before, after = map(int, re.search(rates, record.question).groups())
+        assert after > before, record.question[:160]
+    sales = r"were \$(\d+)\s?million, and Brown expects credit sales to increase to \$(\d+)\s?million"
+    for record in _valid(items, "easy_206"):
+        before, after = map(int, re.search(sales, record.question).groups())
+        assert after > before
+    template = load_templates("easy")["easy_280"].model_copy(update={"domain": []})
+    check = verify_template(questions_by_id("easy")["easy_280"], template)
+    assert not check.ok and check.check == "domain" and "'risen'" in check.reason and "from r0" in check.reason
+
+
+def test_a_drawn_answer_stays_within_five_times_the_original(items):
+    """r2-031: easy_580 at level 2, seed 3 priced a 350-day CD at 81.6 for a redemption of 145, a bond
+    equivalent yield of 81 % (3.6 % in the original): both inputs moved, and their small difference with them."""
+    assert not items["easy_580", 2, 3].valid or items["easy_580", 2, 3].new_answer_value < 0.19
+    value = {qid for dataset in ("easy", "challenge") for qid, t in load_templates(dataset).items() if t.kind == "value"}
+    for record in (r for r in items.values()
+                   if r.valid and r.level in (1, 2) and r.question_id in value and r.original_answer_value):
+        ratio = record.new_answer_value / record.original_answer_value
+        assert 0.2 <= ratio <= 5, (record.question_id, record.level, ratio)
+
+
+def test_an_option_that_states_a_wrong_reason_is_never_the_key(items):
+    """r2-139: easy_118 at level 1, seed 8 drew 162 observations, |t| = 1.86 < 1.96, and keyed C,
+    "insignificant, because the test statistic is outside the bounds": a wrong reason. Only A is ever right,
+    so the statistic stays outside the bounds."""
+    pattern = r"Based on (\d+) observations, .* to be −(0\.\d+)\."
+    for record in _valid(items, "easy_118"):
+        n, r = re.search(pattern, record.question).groups()
+        assert record.correct_letter == "A" and _t_statistic(float(r), int(n)) > 1.96
+
+
+@pytest.mark.parametrize("question_id", ["challenge_36", "challenge_78"])
+def test_a_source_question_that_breaks_its_own_premise_is_retired(question_id):
+    """r2-076 (challenge_36: Exhibit 1's 25/35 box costs 12.49 for a payoff of 10) and r2-052/r2-136
+    (challenge_78: "more integrated, lower volatility" over data that say the opposite): the original values
+    break the validity domain, so no item of them can be valid; they are listed as retired with the reason."""
+    assert question_id not in load_templates("challenge")
+    retired = {row["question_id"]: row for row in map(json.loads, (templates_dir() / "challenge_without_template.jsonl")
+                                                       .read_text(encoding="utf-8").splitlines())}
+    assert retired[question_id]["category"] == "source contradicts"

@@ -42,6 +42,7 @@ CATEGORIES = {
     "words decide": "a fact stated in words decides the key, not the numbers",
     "boundary": "the deciding value sits on a decision boundary",
     "no valid draw": "no draw gives an item a careful grader would accept (checked at seeds 0 to 9)",
+    "source contradicts": "the question's own data break its premise or no-arbitrage (its validity domain)",
 }
 
 _DIGIT = re.compile(r"\d")

@@ -71,6 +71,27 @@ def parse_domain(conditions: Sequence[Condition], names: Iterable[str]) -> Domai
     return Domain(tuple(parsed))
 
 
+# "Rates have since risen to 7 percent", "expects credit sales to increase to $390 million": a level stated as
+# where a change ended. The word is true only while the new level stays on its side of the old one.
+_CHANGED_TO = re.compile(
+    r"(?i)\b(?P<word>ris(?:e|es|en|ing)|rose|increas\w*|gr[eo]w\w*|declin\w*|decreas\w*|fall\w*|fell|"
+    r"drop\w*|rais\w*|reduc\w*|cut)\b[^.;:]{0,60}?\bto\s+(?:about\s+|approximately\s+)?$"
+)
+
+
+def stated_direction(stem: str, span: str) -> str:
+    """The change word when `span` is written as the level a change ended at ("risen to 7 percent"), else ""."""
+    found = ""
+    start = stem.find(span)
+    while start >= 0:
+        before = stem[max(0, start - 100):start]
+        match = _CHANGED_TO.search(before)
+        if match:
+            found = match.group("word")
+        start = stem.find(span, start + 1)
+    return found
+
+
 def never_inside(draws: int, broken: str) -> str:
     """The reason a level is never valid: none of its draws stayed in the domain (`broken`: the last one)."""
     return f"no draw in {draws} stays in the validity domain: {broken}"

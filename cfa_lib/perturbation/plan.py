@@ -29,6 +29,7 @@ from cfa_lib.perturbation.values import changeable, draw_number, solve_for
 from cfa_lib.prompts import PERTURB_REWRITE_CHANGE_USER, PERTURB_REWRITE_UNKNOWN_USER
 
 MAX_DRAWS = 60
+MAX_ANSWER_FACTOR = 5.0  # a drawn answer stays within 5 times the original, either way
 ROUND_TRIP_TOL = 1e-6
 STATED_ANSWER_TOL = 0.005  # level 3: the rounded option must still imply the original input
 
@@ -160,7 +161,11 @@ def _needed_move(distractors: Sequence[float], correct: float) -> float:
 
 
 def _moved_enough(answer: float, original: float, needed: float) -> bool:
-    return answer * original > 0 and relative_difference(answer, original) >= needed
+    """Moved by the option gap, kept its sign, and stayed within MAX_ANSWER_FACTOR of the original: an answer
+    that is a small difference of two inputs (a CD's yield: redemption over price) would otherwise become a
+    figure no exam prints (an 80 % yield on a 350-day CD)."""
+    return (answer * original > 0 and relative_difference(answer, original) >= needed
+            and 1 / MAX_ANSWER_FACTOR <= answer / original <= MAX_ANSWER_FACTOR)
 
 
 def _draw(question: Question, verification: Verification, formulas: Sequence[Formula], level: int,

@@ -22,7 +22,7 @@ from cfa_lib.perturbation.accounting import (
     literal_problems,
     written_numbers,
 )
-from cfa_lib.perturbation.domain import Domain, parse_domain
+from cfa_lib.perturbation.domain import Domain, parse_domain, stated_direction
 from cfa_lib.perturbation.formula import Formula, FormulaError, parse_formula
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers, word_number
 from cfa_lib.perturbation.schema import (  # noqa: F401 - re-exported: the template API is imported from here
@@ -34,7 +34,7 @@ from cfa_lib.perturbation.schema import (  # noqa: F401 - re-exported: the templ
     templates_dir,
 )
 from cfa_lib.perturbation.types import AlsoSpan, ParameterInfo, Verification
-from cfa_lib.perturbation.values import solve_for
+from cfa_lib.perturbation.values import changeable, solve_for
 from cfa_lib.perturbation.verify import option_tuples, span_scale, verify_extraction
 
 REL_TOL = 0.005  # reproduce the key within 0.5 %; no distractor within 0.5 %; decisions keep a 0.5 % margin
@@ -173,6 +173,15 @@ def _verify_parameters(question: Question, template: Template) -> tuple[Verifica
     broken = domain.broken(values)
     if broken:
         raise _Failed("domain", f"the original values break the validity domain: {broken}")
+    for name, info in parameters.items():
+        word = stated_direction(question.stem, info.spec.span)
+        start = question.stem.find(info.spec.span)
+        before = [other for other, o in parameters.items() if other != name and o.spec.kind == info.spec.kind
+                  and 0 <= start - question.stem.find(o.spec.span) <= 200]
+        if word and before and name not in domain.names and any(
+                changeable(parameters[n], parameters) for n in (name, *before)):
+            raise _Failed("domain", f"the stem says {info.spec.span!r} ({name}) is where a change from "
+                                    f"{before[-1]} ended ({word!r}): a domain condition must keep that direction")
     formula = written.get("formula")
     written |= {f"the derived_from of {name!r}": formula for name, formula in derived.items()}
     verification = Verification("ok", "", [], formula, derived, parameters, used=frozenset(used))
