@@ -36,6 +36,8 @@ class PipelineError(RuntimeError):
 
 @dataclass(frozen=True)
 class Job:
+    """One papermill run: which notebook, where its executed copy goes, its parameters, its name in logs."""
+
     notebook: Path
     output: Path
     parameters: dict[str, Any]
