@@ -134,21 +134,16 @@ def test_a_stated_derived_value_left_unchanged_is_rejected():
         "re-derived key 11107.7: options within 0.5% are A, B, not exactly B")
 
 
-@pytest.mark.parametrize(("question_id", "strikes"),
-                         [("challenge_35", (25, 30, 35)), ("challenge_87", (500, 510, 520))])
-def test_the_at_the_money_strike_stays_the_one_the_formula_uses(items, question_id, strikes):
-    """The ATM put (challenge_35) and straddle (challenge_87) use the middle strike; a625d2e moved the share
-    price to $22.70 (challenge_35, level 1, seed 0), where the $25 strike is at the money."""
-    price = r"trades at \$([\d.]+) per share" if question_id == "challenge_35" else r"stock price = \$([\d.]+)"
-    for record in _valid(items, question_id, levels=(1, 2, 3)):
+def test_the_at_the_money_strike_stays_the_one_the_formula_uses(items):
+    """The straddle of challenge_87 uses the middle strike (510); a625d2e moved the share price away from it
+    (and challenge_35's at-the-money put to $22.70, where the $25 strike is at the money: that template is
+    retired since, its exhibit breaking no-arbitrage)."""
+    strikes = (500, 510, 520)
+    for record in _valid(items, "challenge_87", levels=(1, 2, 3)):
         if record.level == 3:  # the price is the asked unknown: its key is the original price
             continue
-        share = float(re.search(price, record.question).group(1))
+        share = float(re.search(r"stock price = \$([\d.]+)", record.question).group(1))
         assert min(strikes, key=lambda k: abs(share - k)) == strikes[1]
-    level2 = items["challenge_35", 2, 0]
-    assert (level2.status, level2.reason) == ("rejected", "no draw in 60 stays in the validity domain: s > 27.5 (the "
-                                              "$30 strike stays the one nearest the share price (strikes 25, 30, 35): "
-                                              "it is the at-the-money put)")
 
 
 def test_an_inverted_intrinsic_value_range_is_never_drawn(items):
@@ -227,7 +222,8 @@ def test_a_drawn_answer_stays_within_five_times_the_original(items):
     """r2-031: easy_580 at level 2, seed 3 priced a 350-day CD at 81.6 for a redemption of 145, a bond
     equivalent yield of 81 % (3.6 % in the original): both inputs moved, and their small difference with them."""
     assert not items["easy_580", 2, 3].valid or items["easy_580", 2, 3].new_answer_value < 0.19
-    value = {qid for dataset in ("easy", "challenge") for qid, t in load_templates(dataset).items() if t.kind == "value"}
+    value = {qid for dataset in ("easy", "challenge")
+             for qid, t in load_templates(dataset).items() if t.kind == "value"}
     for record in (r for r in items.values()
                    if r.valid and r.level in (1, 2) and r.question_id in value and r.original_answer_value):
         ratio = record.new_answer_value / record.original_answer_value
@@ -244,11 +240,23 @@ def test_an_option_that_states_a_wrong_reason_is_never_the_key(items):
         assert record.correct_letter == "A" and _t_statistic(float(r), int(n)) > 1.96
 
 
-@pytest.mark.parametrize("question_id", ["challenge_36", "challenge_78"])
+def test_the_dropqik_exhibit_itself_breaks_no_arbitrage():
+    """Round 3 (r3-067, r3-070): challenge_35 and challenge_37 share challenge_36's Dropqik exhibit, whose own
+    25/30 call spread costs more than its strike gap: every item on it states impossible prices."""
+    stem = questions_by_id("challenge")["challenge_35"].stem
+    exhibit = re.search(r"Exercise Price(.*?)3-month call option price(.*?)3-month put option price(.*?)\n", stem)
+    strikes, calls, puts = (part.strip("|").split("|") for part in exhibit.groups())
+    chain = {float(k): (float(c), float(p)) for k, c, p in zip(strikes, calls, puts, strict=True)}
+    assert "call spread 25.0" not in _arbitrage_bounds(chain)  # 10.30 - 4.05 = 6.25 > 5
+    assert chain[25.0][0] > (chain[20.0][0] + chain[30.0][0]) / 2  # and the calls are not convex at 25
+
+
+@pytest.mark.parametrize("question_id", ["challenge_35", "challenge_36", "challenge_37", "challenge_78"])
 def test_a_source_question_that_breaks_its_own_premise_is_retired(question_id):
-    """r2-076 (challenge_36: Exhibit 1's 25/35 box costs 12.49 for a payoff of 10) and r2-052/r2-136
-    (challenge_78: "more integrated, lower volatility" over data that say the opposite): the original values
-    break the validity domain, so no item of them can be valid; they are listed as retired with the reason."""
+    """r2-076 (challenge_36: Exhibit 1's 25/35 box costs 12.49 for a payoff of 10), r3-067 and r3-070 (the
+    same exhibit under challenge_35 and challenge_37) and r2-052/r2-136 (challenge_78: "more integrated,
+    lower volatility" over data that say the opposite): no item of them can be valid; they are listed as
+    retired with the reason."""
     assert question_id not in load_templates("challenge")
     retired = {row["question_id"]: row for row in map(json.loads, (templates_dir() / "challenge_without_template.jsonl")
                                                        .read_text(encoding="utf-8").splitlines())}
