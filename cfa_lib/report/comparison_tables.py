@@ -1,0 +1,153 @@
+"""Notebook 04's comparison of models: one row per model with its headline figures, the per-question
+model's effects and pairwise tests beneath, and the rankings with and without options.
+
+The headline figures are the runs' own summaries (the same numbers as notebooks 01-03); the tests and the
+rankings come from `cfa_lib.compare` on the items of `items_frame`. What cannot be computed (one model, too
+few questions, separation) is said in words, never printed as a number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from cfa_lib.compare.models import Comparison
+from cfa_lib.compare.rankings import Ranking
+from cfa_lib.report.format import DASH, ci, format_p, p_cell, pct, pct_ci, pp
+from cfa_lib.report.items_frame import subject_label
+from cfa_lib.report.runs import Run
+from cfa_lib.stats import wilson_interval
+
+NEEDS_TWO = "Comparing models needs at least two; {what} has {n}."
+
+
+def compared_runs(runs: Mapping[str, Sequence[Run]]) -> dict[str, list[Run]]:
+    """The runs a comparison takes: the original study's files once, re-graded (not also as published)."""
+    return {name: [run for run in group if not run.as_published] for name, group in runs.items()}
+
+
+def _subjects(runs: Mapping[str, Sequence[Run]]) -> dict[str, dict[str, Any]]:
+    """{subject: {experiment: summary}}, subjects named as `items_frame` names them."""
+    chosen = compared_runs(runs)
+    several = len({run.loaded.dataset for group in chosen.values() for run in group}) > 1
+    table: dict[str, dict[str, Any]] = {}
+    for name, group in chosen.items():
+        for run in group:
+            subject = subject_label(run.loaded.model, run.loaded.dataset, run.reference, several)
+            table.setdefault(subject, {})[name] = run.summary
+    return table
+
+
+def _pp_ci(value: Any, interval: Sequence[float] | None) -> str:
+    return DASH if value is None else f"{pp(value)} {ci(interval)}" if interval is not None else pp(value)
+
+
+def _robust(summary: Any) -> str:
+    if summary.robust_accuracy is None or not summary.n_tested:
+        return DASH
+    robust = round(summary.robust_accuracy * summary.n_tested)
+    return pct_ci(summary.robust_accuracy, wilson_interval(robust, summary.n_tested))
+
+
+def comparative_table(runs: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
+    """A row per model: option bias on the open-answerable questions (pp, paired bootstrap 95% CI), strict and
+    lenient accuracy (Wilson), the memorization gap at each level (pp, paired bootstrap) and robust
+    accuracy (Wilson, on the questions tested); a dash where the model has no such run."""
+    by_subject = _subjects(runs)
+    levels = sorted({level for s in by_subject.values() if "counterfactual" in s
+                     for level in s["counterfactual"].perturbation_levels})
+    rows = {}
+    for subject, found in by_subject.items():
+        row: dict[str, str] = {}
+        bias, tiers, counter = found.get("option_bias"), found.get("three_tier"), found.get("counterfactual")
+        row["option bias, open-answerable (pp)"] = DASH if bias is None else _pp_ci(
+            bias.answerable.option_bias, bias.answerable.option_bias_ci)
+        row["paired"] = DASH if bias is None else str(bias.answerable.n_paired)
+        row["strict accuracy"] = DASH if tiers is None else pct_ci(tiers.strict_accuracy, tiers.strict_accuracy_ci)
+        row["lenient accuracy"] = DASH if tiers is None else pct_ci(tiers.lenient_accuracy,
+                                                                     tiers.lenient_accuracy_ci)
+        for level in levels:
+            at = None if counter is None else counter.perturbation_levels.get(level)
+            row[f"memorization gap, level {level} (pp)"] = DASH if at is None else _pp_ci(
+                at.memorization_gap, at.memorization_gap_ci)
+        row["robust accuracy"] = DASH if counter is None else _robust(counter)
+        rows[subject] = row
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("model")
+
+
+def effects_table(comparisons: Sequence[Comparison]) -> pd.DataFrame:
+    """Each model's effect as the per-question model fits it, beside the accuracies it fits."""
+    rows = [{"measure": c.measure.name, "model": e.subject, "paired questions": e.n_questions,
+             f"accuracy ({c.measure.control})": pct(e.control), f"accuracy ({c.measure.treated})": pct(e.treated),
+             "effect (pp) [95% CI]": _pp_ci(e.effect, e.ci), "p (effect = 0)": p_cell(e.p_value)}
+            for c in comparisons for e in c.effects]
+    return pd.DataFrame(rows).fillna(DASH).set_index(["measure", "model"]) if rows else pd.DataFrame()
+
+
+def pairwise_table(comparisons: Sequence[Comparison]) -> pd.DataFrame:
+    """The interaction test (do the effects differ?) and every pair's difference, Holm-corrected."""
+    rows = []
+    for c in comparisons:
+        if not c.compared:
+            continue
+        rows.append({"measure": c.measure.name, "test": f"effects differ ({len(c.effects)} models)",
+                     "difference (pp) [95% CI]": DASH, "statistic": f"χ² = {c.interaction.chi2:.2f}, "
+                                                                    f"df = {c.interaction.df}",
+                     "p": p_cell(c.interaction.p_value), "p (Holm)": DASH})
+        rows += [{"measure": c.measure.name, "test": f"{d.first} − {d.second}",
+                  "difference (pp) [95% CI]": _pp_ci(d.difference, d.ci), "statistic": DASH,
+                  "p": p_cell(d.p_value), "p (Holm)": p_cell(d.p_holm)} for d in c.pairwise]
+    return pd.DataFrame(rows).set_index(["measure", "test"]) if rows else pd.DataFrame()
+
+
+def describe_comparisons(comparisons: Sequence[Comparison]) -> str:
+    """In words: what was compared, what was left out and why, and what needs more models."""
+    lines = []
+    for c in comparisons:
+        name = c.measure.name.capitalize()
+        for subject, why in c.left_out.items():
+            lines.append(f"* {name}: **{subject}** is not in the model: {why}.")
+        if c.problem:
+            lines.append(f"* {name}: no model was fit: {c.problem}.")
+        elif not c.compared:
+            lines.append(f"* {name}: " + NEEDS_TWO.format(what="the model", n=len(c.effects)) +
+                         " Its effect is shown; no test between models is possible.")
+        else:
+            verdict = "differ" if c.interaction.p_value < 0.05 else "are not shown to differ"
+            lines.append(f"* {name}: the effects {verdict} between the {len(c.effects)} models once the "
+                         f"{c.n_questions} questions are shared ({format_p(c.interaction.p_value)}).")
+    return "\n".join(lines) if lines else "No run to compare."
+
+
+def ranking_table(ranking: Ranking) -> pd.DataFrame:
+    """Each model's accuracy and rank (1 = best) with the options (Format A) and without (Format B)."""
+    rows = [{"model": r.subject, "accuracy A": pct(r.accuracy_a), "rank A": f"{r.rank_a:g}",
+             "accuracy B": pct(r.accuracy_b), "rank B": f"{r.rank_b:g}",
+             "rank change": f"{r.rank_a - r.rank_b:+g}" if r.rank_a != r.rank_b else "0"} for r in ranking.ranked]
+    return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
+
+
+def describe_ranking(ranking: Ranking) -> str:
+    """Kendall's τ in words, or why there is none; which models were left out."""
+    lines = [f"* **{s}** is not ranked: {why}." for s, why in ranking.left_out.items()]
+    if not ranking.ranked:
+        return "\n".join([*lines, f"* No ranking: {ranking.note}."])
+    if len(ranking.ranked) < 2:
+        return "\n".join([*lines, "* " + NEEDS_TWO.format(what="the ranking", n=len(ranking.ranked))])
+    shared = f"on the {ranking.n_questions} open-answerable questions every ranked model answered in both formats"
+    if ranking.tau is None:
+        lines.append(f"* Kendall's τ {shared}: {ranking.note}.")
+    elif ranking.degenerate:
+        order = "the same" if ranking.tau > 0 else "swapped"
+        lines.append(f"* Kendall's τ {shared} is {ranking.tau:+.0f}: the two models' order is {order}. "
+                     f"{ranking.note.capitalize()}: {ranking.kept_order:.1%} of {ranking.n_resamples} "
+                     "bootstrap resamples of the questions keep it.")
+    else:
+        interval = DASH if ranking.tau_ci is None else f"[{ranking.tau_ci[0]:+.2f}, {ranking.tau_ci[1]:+.2f}]"
+        lines.append(f"* Kendall's τ-b {shared}: {ranking.tau:+.2f}, 95% bootstrap interval {interval} "
+                     f"({ranking.n_resamples} resamples of the questions"
+                     + (f"; τ undefined in {ranking.n_undefined} of them, left out)" if ranking.n_undefined
+                        else ")") + ".")
+    return "\n".join(lines)
