@@ -85,6 +85,7 @@ class Comparison:
     interaction: Interaction | None = None
     left_out: dict[str, str] = field(default_factory=dict)  # subject -> why it is not in the model
     n_questions: int = 0  # distinct questions (clusters) in the fit
+    n_shared: int = 0  # of which every fitted model answered (in both conditions)
     problem: str | None = None  # why no model was fit
 
     @property
@@ -155,13 +156,15 @@ def compare(data: pd.DataFrame, measure: Measure) -> Comparison:
     effects_value = p[0::2] - p[1::2]
     effects_cov = grad @ cov @ grad.T
     counts = data.groupby("subject")["question_id"].nunique()
+    shared = int((data.groupby("question_id")["subject"].nunique() == k).sum())
     effects = []
     for m, subject in enumerate(subjects):
         se = float(np.sqrt(effects_cov[m, m]))
         effects.append(Effect(subject, int(counts[subject]), float(p[2 * m]), float(p[2 * m + 1]),
                               float(effects_value[m]), _interval(float(effects_value[m]), se),
                               _p(float(effects_value[m]), se)))
-    comparison = Comparison(measure, effects, left_out=left_out, n_questions=int(data["question_id"].nunique()))
+    comparison = Comparison(measure, effects, left_out=left_out, n_questions=int(data["question_id"].nunique()),
+                            n_shared=shared)
     if k < 2:
         return comparison
     contrast = np.zeros((k - 1, k))
@@ -180,7 +183,7 @@ def compare(data: pd.DataFrame, measure: Measure) -> Comparison:
     pairwise = [PairwiseDifference(subjects[a], subjects[b], estimate, _interval(estimate, se), p_value,
                                    float(adjusted))
                 for (a, b), (estimate, se, p_value), adjusted in zip(pairs, raw, holm, strict=True)]
-    return Comparison(measure, effects, pairwise, interaction, left_out, comparison.n_questions)
+    return Comparison(measure, effects, pairwise, interaction, left_out, comparison.n_questions, shared)
 
 
 def compare_items(items: pd.DataFrame) -> list[Comparison]:

@@ -20,7 +20,7 @@ from cfa_lib.report.items_frame import subject_label
 from cfa_lib.report.runs import Run
 from cfa_lib.stats import wilson_interval
 
-NEEDS_TWO = "Comparing models needs at least two; {what} has {n}."
+NEEDS_TWO = "only **{subject}** {what}: comparing models needs at least two"
 
 
 def compared_runs(runs: Mapping[str, Sequence[Run]]) -> dict[str, list[Run]]:
@@ -80,7 +80,7 @@ def comparative_table(runs: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
 def effects_table(comparisons: Sequence[Comparison]) -> pd.DataFrame:
     """Each model's effect as the per-question model fits it, beside the accuracies it fits."""
     rows = [{"measure": c.measure.name, "model": e.subject, "paired questions": e.n_questions,
-             f"accuracy ({c.measure.control})": pct(e.control), f"accuracy ({c.measure.treated})": pct(e.treated),
+             "accuracy (A / original)": pct(e.control), "accuracy (B / perturbed)": pct(e.treated),
              "effect (pp) [95% CI]": _pp_ci(e.effect, e.ci), "p (effect = 0)": p_cell(e.p_value)}
             for c in comparisons for e in c.effects]
     return pd.DataFrame(rows).fillna(DASH).set_index(["measure", "model"]) if rows else pd.DataFrame()
@@ -112,12 +112,13 @@ def describe_comparisons(comparisons: Sequence[Comparison]) -> str:
         if c.problem:
             lines.append(f"* {name}: no model was fit: {c.problem}.")
         elif not c.compared:
-            lines.append(f"* {name}: " + NEEDS_TWO.format(what="the model", n=len(c.effects)) +
-                         " Its effect is shown; no test between models is possible.")
+            lines.append(f"* {name}: " + NEEDS_TWO.format(subject=c.effects[0].subject, what="is fit") +
+                         ". Its effect is shown; no test between models is possible.")
         else:
             verdict = "differ" if c.interaction.p_value < 0.05 else "are not shown to differ"
-            lines.append(f"* {name}: the effects {verdict} between the {len(c.effects)} models once the "
-                         f"{c.n_questions} questions are shared ({format_p(c.interaction.p_value)}).")
+            lines.append(f"* {name}: the effects {verdict} between the {len(c.effects)} models, each question a "
+                         f"cluster ({c.n_questions} questions, {c.n_shared} answered by every model; "
+                         f"{format_p(c.interaction.p_value)}).")
     return "\n".join(lines) if lines else "No run to compare."
 
 
@@ -135,7 +136,8 @@ def describe_ranking(ranking: Ranking) -> str:
     if not ranking.ranked:
         return "\n".join([*lines, f"* No ranking: {ranking.note}."])
     if len(ranking.ranked) < 2:
-        return "\n".join([*lines, "* " + NEEDS_TWO.format(what="the ranking", n=len(ranking.ranked))])
+        return "\n".join([*lines, "* " + NEEDS_TWO.format(subject=ranking.ranked[0].subject, what="is ranked")
+                           + "."])
     shared = f"on the {ranking.n_questions} open-answerable questions every ranked model answered in both formats"
     if ranking.tau is None:
         lines.append(f"* Kendall's τ {shared}: {ranking.note}.")
