@@ -374,8 +374,10 @@ exchangeable correlation among all answers to one question, robust covariance) f
 condition: option bias (Format A − Format B) on the open-answerable questions, and the memorization gap
 (original − perturbed) on the valid pairs of each level. Each effect is a difference of probabilities in
 percentage points with a delta-method 95% interval; the first test asks whether the effects differ at all
-(Wald χ²), the pairwise differences carry Holm's correction. A model with fewer than 20 paired questions,
-or all right or all wrong in one condition, is left out and named.
+(Wald χ²), the pairwise differences carry Holm's correction. When some questions were answered by one model
+only, the fit weights questions a little differently from the plain rates above (a few tenths of a point).
+A model with fewer than 20 paired questions, or all right or all wrong in one condition, is left out and
+named. A simulation of 200 studies checks the intervals' coverage (`benchmarks/model_comparison_simulation.py`).
 """),
     code("""
 comparisons = compare_items(items)
