@@ -93,3 +93,11 @@ def test_small_simulation_recovers_the_effects_and_covers_them():
     for subject, value in truth.items():
         assert np.mean(estimates[subject]) == pytest.approx(value, abs=0.015)
         assert covered[subject] >= 34  # 85%: the benchmark's 200 studies measure it to ±3 points
+
+
+def test_a_model_without_any_discordant_question_is_left_out_in_words():
+    """Right or wrong alike in both formats on every question: the effect is 0 and has no variance."""
+    same = answers("U", [(12, 1, 1), (8, 0, 0)])
+    result = compare(pd.concat([HAND, same], ignore_index=True), option_bias())
+    assert [e.subject for e in result.effects] == ["X", "Y"]
+    assert result.left_out["U"].startswith("no question answered differently in the two conditions")

@@ -19,7 +19,7 @@ checks the intervals' coverage.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 
 import numpy as np
@@ -108,6 +108,9 @@ def _left_out(data: pd.DataFrame, measure: Measure) -> dict[str, str]:
                    if rate in (0.0, 1.0)]
         if extreme:
             why[str(subject)] = " and ".join(extreme) + " (separation: no finite log-odds)"
+        elif rows.groupby("question_id")["correct"].nunique().max() < 2:
+            why[str(subject)] = ("no question answered differently in the two conditions: the effect is 0 "
+                                 "with no variance to estimate")
     return why
 
 
@@ -159,7 +162,7 @@ def compare(data: pd.DataFrame, measure: Measure) -> Comparison:
     shared = int((data.groupby("question_id")["subject"].nunique() == k).sum())
     effects = []
     for m, subject in enumerate(subjects):
-        se = float(np.sqrt(effects_cov[m, m]))
+        se = float(np.sqrt(max(effects_cov[m, m], 0.0)))
         effects.append(Effect(subject, int(counts[subject]), float(p[2 * m]), float(p[2 * m + 1]),
                               float(effects_value[m]), _interval(float(effects_value[m]), se),
                               _p(float(effects_value[m]), se)))
@@ -170,6 +173,8 @@ def compare(data: pd.DataFrame, measure: Measure) -> Comparison:
     contrast = np.zeros((k - 1, k))
     contrast[:, 0], contrast[np.arange(k - 1), np.arange(1, k)] = -1, 1
     diff, diff_cov = contrast @ effects_value, contrast @ effects_cov @ contrast.T
+    if np.linalg.matrix_rank(diff_cov) < k - 1:  # a guard: `_left_out` removes the models that cause it
+        return replace(comparison, problem="the differences between the models' effects have no variance to test")
     chi2 = float(diff @ np.linalg.solve(diff_cov, diff))
     interaction = Interaction(chi2, k - 1, float(sps.chi2.sf(chi2, k - 1)))
     pairs = list(combinations(range(k), 2))
@@ -177,7 +182,7 @@ def compare(data: pd.DataFrame, measure: Measure) -> Comparison:
     for a, b in pairs:
         vector = np.zeros(k)
         vector[a], vector[b] = 1, -1
-        estimate, se = float(vector @ effects_value), float(np.sqrt(vector @ effects_cov @ vector))
+        estimate, se = float(vector @ effects_value), float(np.sqrt(max(vector @ effects_cov @ vector, 0.0)))
         raw.append((estimate, se, _p(estimate, se)))
     holm = multipletests([r[2] for r in raw], method="holm")[1]
     pairwise = [PairwiseDifference(subjects[a], subjects[b], estimate, _interval(estimate, se), p_value,

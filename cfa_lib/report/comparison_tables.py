@@ -110,7 +110,8 @@ def describe_comparisons(comparisons: Sequence[Comparison]) -> str:
         for subject, why in c.left_out.items():
             lines.append(f"* {name}: **{subject}** is not in the model: {why}.")
         if c.problem:
-            lines.append(f"* {name}: no model was fit: {c.problem}.")
+            lines.append(f"* {name}: " + (f"the effects are shown, but not tested against each other: {c.problem}."
+                                          if c.effects else f"no model was fit: {c.problem}."))
         elif not c.compared:
             lines.append(f"* {name}: " + NEEDS_TWO.format(subject=c.effects[0].subject, what="is fit") +
                          ". Its effect is shown; no test between models is possible.")
