@@ -59,9 +59,11 @@ def test_comparative_table_has_a_row_per_model_with_the_runs_headlines(runs):
     table = comparison_tables.comparative_table(runs)
     assert list(table.index) == ["gpt-4o-mini (reference)", "gpt-5-mini (reference)"]
     headline = summary(runs, "option_bias", "gpt-4o-mini").answerable
-    assert table.loc["gpt-4o-mini (reference)", "option bias, open-answerable (pp)"].startswith(
-        pp(headline.option_bias))
-    assert "memorization gap, level 1 (pp)" in table.columns and "robust accuracy" in table.columns
+    assert table.loc["gpt-4o-mini (reference)", "option bias (pp)"] == "+4.1 [0.4, 8.0]" == (
+        f"{pp(headline.option_bias)} [{100 * headline.option_bias_ci[0]:.1f}, {100 * headline.option_bias_ci[1]:.1f}]")
+    assert table.loc["gpt-4o-mini (reference)", "pairs"] == "704"
+    assert table.loc["gpt-5-mini (reference)", "gap, level 1 (pp)"] == "+48.2 [42.6, 53.5]"
+    assert "robust accuracy" in table.columns
 
 
 def test_reference_runs_compared(items):
@@ -70,7 +72,8 @@ def test_reference_runs_compared(items):
     assert [e.subject for e in bias.effects] == ["gpt-4o-mini (reference)", "gpt-5-mini (reference)"]
     assert gap.pairwise[0].difference < 0  # gpt-5-mini's gap is the larger
     text = comparison_tables.describe_comparisons([bias, gap])
-    assert "Option bias: the effects" in text and "Memorization gap (level 1): the effects differ" in text
+    assert "Option bias: the effects in points" in text
+    assert "Memorization gap (level 1): the effects in points differ" in text
 
 
 def test_one_run_says_the_comparison_needs_two(items):

@@ -46,6 +46,8 @@ def test_hand_case_gives_the_paired_differences_and_their_cluster_robust_errors(
     assert (pair.first, pair.second, pair.difference) == ("X", "Y", pytest.approx(0.25))
     assert pair.p_value == pytest.approx(0.07248, abs=1e-4) and pair.p_holm == pytest.approx(pair.p_value)
     assert result.interaction.df == 1 and result.interaction.chi2 == pytest.approx(3.2258, abs=1e-3)
+    # on the log-odds scale: log OR 1.0986 (ln 3) against 0; delta-method variances 0.2 and 4/400/0.24² = 0.17361
+    assert result.interaction.chi2_log_odds == pytest.approx(math.log(3) ** 2 / (0.2 + 0.173611), abs=1e-4)
     assert result.n_questions == 20 and result.problem is None
 
 

@@ -68,11 +68,28 @@ class PairwiseDifference:
 
 @dataclass(frozen=True)
 class Interaction:
-    """Do the effects differ between models? Wald χ² on the k − 1 differences to the first model."""
+    """Do the effects differ between models? Wald χ² on the k − 1 differences to the first model, on the
+    probability scale (the estimand) and, for a referee who asks for it, on the log-odds scale (do the odds
+    ratios differ?): near a ceiling the same drop in points is a larger drop in log-odds, so the two can
+    disagree."""
 
     chi2: float
     df: int
     p_value: float
+    chi2_log_odds: float
+    p_log_odds: float
+
+
+def _wald(values: np.ndarray, cov: np.ndarray) -> tuple[float, float] | None:
+    """χ² and p of "all k values equal", from their covariance; None when the differences have no variance."""
+    k = len(values)
+    contrast = np.zeros((k - 1, k))
+    contrast[:, 0], contrast[np.arange(k - 1), np.arange(1, k)] = -1, 1
+    diff, diff_cov = contrast @ values, contrast @ cov @ contrast.T
+    if np.linalg.matrix_rank(diff_cov) < k - 1:  # a guard: `_left_out` removes the models that cause it
+        return None
+    chi2 = float(diff @ np.linalg.solve(diff_cov, diff))
+    return chi2, float(sps.chi2.sf(chi2, k - 1))
 
 
 @dataclass(frozen=True)
@@ -170,13 +187,13 @@ def compare(data: pd.DataFrame, measure: Measure) -> Comparison:
                             n_shared=shared)
     if k < 2:
         return comparison
-    contrast = np.zeros((k - 1, k))
-    contrast[:, 0], contrast[np.arange(k - 1), np.arange(1, k)] = -1, 1
-    diff, diff_cov = contrast @ effects_value, contrast @ effects_cov @ contrast.T
-    if np.linalg.matrix_rank(diff_cov) < k - 1:  # a guard: `_left_out` removes the models that cause it
+    on_probability = _wald(effects_value, effects_cov)
+    log_odds = np.zeros((k, 2 * k))  # the log odds ratio of each model: beta_control − beta_treated
+    log_odds[np.arange(k), 2 * np.arange(k)], log_odds[np.arange(k), 2 * np.arange(k) + 1] = 1, -1
+    on_log_odds = _wald(log_odds @ beta, log_odds @ cov @ log_odds.T)
+    if on_probability is None or on_log_odds is None:
         return replace(comparison, problem="the differences between the models' effects have no variance to test")
-    chi2 = float(diff @ np.linalg.solve(diff_cov, diff))
-    interaction = Interaction(chi2, k - 1, float(sps.chi2.sf(chi2, k - 1)))
+    interaction = Interaction(on_probability[0], k - 1, on_probability[1], *on_log_odds)
     pairs = list(combinations(range(k), 2))
     raw = []
     for a, b in pairs:

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from cfa_lib.compare.models import Comparison
+from cfa_lib.compare.paired import MIN_QUESTIONS
 from cfa_lib.compare.rankings import Ranking
 from cfa_lib.report.format import DASH, ci, format_p, p_cell, pct, pct_ci, pp
 from cfa_lib.report.items_frame import subject_label
@@ -44,6 +45,14 @@ def _pp_ci(value: Any, interval: Sequence[float] | None) -> str:
     return DASH if value is None else f"{pp(value)} {ci(interval)}" if interval is not None else pp(value)
 
 
+def _bootstrap_pp(value: Any, interval: Sequence[float] | None, n: int) -> str:
+    """A paired difference with its bootstrap interval; on fewer than `MIN_QUESTIONS` pairs the resamples
+    are too few to give an interval worth printing ([0.0, 0.0] on four concordant pairs), so it says so."""
+    if value is None or n >= MIN_QUESTIONS:
+        return _pp_ci(value, interval)
+    return f"{pp(value)} (n = {n}: too few for an interval)"
+
+
 def _robust(summary: Any) -> str:
     if summary.robust_accuracy is None or not summary.n_tested:
         return DASH
@@ -52,9 +61,10 @@ def _robust(summary: Any) -> str:
 
 
 def comparative_table(runs: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
-    """A row per model: option bias on the open-answerable questions (pp, paired bootstrap 95% CI), strict and
-    lenient accuracy (Wilson), the memorization gap at each level (pp, paired bootstrap) and robust
-    accuracy (Wilson, on the questions tested); a dash where the model has no such run."""
+    """A row per model: option bias on the open-answerable questions (pp, paired bootstrap 95% CI) and its
+    pairs, strict and lenient accuracy of the open answers (Wilson), the memorization gap at each level (pp,
+    paired bootstrap) and robust accuracy (Wilson, on the questions tested); a dash where the model has no
+    such run."""
     by_subject = _subjects(runs)
     levels = sorted({level for s in by_subject.values() if "counterfactual" in s
                      for level in s["counterfactual"].perturbation_levels})
@@ -62,16 +72,17 @@ def comparative_table(runs: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
     for subject, found in by_subject.items():
         row: dict[str, str] = {}
         bias, tiers, counter = found.get("option_bias"), found.get("three_tier"), found.get("counterfactual")
-        row["option bias, open-answerable (pp)"] = DASH if bias is None else _pp_ci(
-            bias.answerable.option_bias, bias.answerable.option_bias_ci)
-        row["paired"] = DASH if bias is None else str(bias.answerable.n_paired)
+        headline = None if bias is None else bias.answerable
+        row["option bias (pp)"] = DASH if headline is None else _bootstrap_pp(
+            headline.option_bias, headline.option_bias_ci, headline.n_paired)
+        row["pairs"] = DASH if headline is None else str(headline.n_paired)
         row["strict accuracy"] = DASH if tiers is None else pct_ci(tiers.strict_accuracy, tiers.strict_accuracy_ci)
         row["lenient accuracy"] = DASH if tiers is None else pct_ci(tiers.lenient_accuracy,
                                                                      tiers.lenient_accuracy_ci)
         for level in levels:
             at = None if counter is None else counter.perturbation_levels.get(level)
-            row[f"memorization gap, level {level} (pp)"] = DASH if at is None else _pp_ci(
-                at.memorization_gap, at.memorization_gap_ci)
+            row[f"gap, level {level} (pp)"] = DASH if at is None else _bootstrap_pp(
+                at.memorization_gap, at.memorization_gap_ci, at.n_paired)
         row["robust accuracy"] = DASH if counter is None else _robust(counter)
         rows[subject] = row
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("model")
@@ -92,10 +103,12 @@ def pairwise_table(comparisons: Sequence[Comparison]) -> pd.DataFrame:
     for c in comparisons:
         if not c.compared:
             continue
-        rows.append({"measure": c.measure.name, "test": f"effects differ ({len(c.effects)} models)",
-                     "difference (pp) [95% CI]": DASH, "statistic": f"χ² = {c.interaction.chi2:.2f}, "
-                                                                    f"df = {c.interaction.df}",
-                     "p": p_cell(c.interaction.p_value), "p (Holm)": DASH})
+        test = c.interaction
+        rows += [{"measure": c.measure.name, "test": f"effects differ ({len(c.effects)} models){scale}",
+                  "difference (pp) [95% CI]": DASH, "statistic": f"χ² = {chi2:.2f}, df = {test.df}",
+                  "p": p_cell(p), "p (Holm)": DASH}
+                 for scale, chi2, p in (("", test.chi2, test.p_value),
+                                        (", on the log-odds scale", test.chi2_log_odds, test.p_log_odds))]
         rows += [{"measure": c.measure.name, "test": f"{d.first} − {d.second}",
                   "difference (pp) [95% CI]": _pp_ci(d.difference, d.ci), "statistic": DASH,
                   "p": p_cell(d.p_value), "p (Holm)": p_cell(d.p_holm)} for d in c.pairwise]
@@ -116,10 +129,15 @@ def describe_comparisons(comparisons: Sequence[Comparison]) -> str:
             lines.append(f"* {name}: " + NEEDS_TWO.format(subject=c.effects[0].subject, what="is fit") +
                          ". Its effect is shown; no test between models is possible.")
         else:
-            verdict = "differ" if c.interaction.p_value < 0.05 else "are not shown to differ"
-            lines.append(f"* {name}: the effects {verdict} between the {len(c.effects)} models, each question a "
-                         f"cluster ({c.n_questions} questions, {c.n_shared} answered by every model; "
-                         f"{format_p(c.interaction.p_value)}).")
+            test = c.interaction
+            verdict = "differ" if test.p_value < 0.05 else "are not shown to differ"
+            odds = "differ" if test.p_log_odds < 0.05 else "are not shown to differ"
+            scale = (f"; the odds ratios {odds} too ({format_p(test.p_log_odds)})" if odds == verdict else
+                     f"; on the log-odds scale, though, the odds ratios {odds} ({format_p(test.p_log_odds)}): "
+                     "near a ceiling the same drop in points is a larger drop in log-odds")
+            lines.append(f"* {name}: the effects in points {verdict} between the {len(c.effects)} models, each "
+                         f"question a cluster ({c.n_questions} questions, {c.n_shared} answered by every model; "
+                         f"{format_p(test.p_value)}){scale}.")
     return "\n".join(lines) if lines else "No run to compare."
 
 
