@@ -79,7 +79,7 @@ def test_one_model_has_an_effect_but_no_test_between_models():
 
 def test_nothing_to_fit_is_a_problem_in_words():
     result = compare(answers("tiny", [(3, 1, 0)]), option_bias())
-    assert result.effects == [] and result.problem == "no model has enough paired questions to fit"
+    assert result.effects == [] and result.problem == "no model has enough paired questions"
 
 
 def test_small_simulation_recovers_the_effects_and_covers_them():

@@ -49,3 +49,20 @@ def test_a_model_with_few_questions_is_left_out_in_words():
     ranking = rank(pd.concat([THREE, model("T", 3, 2, n=5)], ignore_index=True), n_resamples=100)
     assert ranking.left_out == {"T": "5 paired questions (at least 20 are needed)"}
     assert "**T** is not ranked: 5 paired questions" in describe_ranking(ranking)
+
+
+def test_slope_chart_labels_every_model_with_both_ranks_apart():
+    from cfa_lib.report.comparison_figures import rank_slope_figure, spread
+
+    assert spread([50, 51, 90], 5) == [50, 55, 90] and spread([51, 50], 5) == [55, 50]
+    fig = rank_slope_figure(rank(THREE, n_resamples=50))
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert texts[:2] == ["#1  P  90.0%", "50.0%  #2"] and len(texts) == 6
+    assert "n = 20 shared questions" in fig.axes[0].get_title()
+
+
+def test_a_bootstrap_interval_on_a_handful_of_pairs_is_not_printed():
+    from cfa_lib.report.comparison_tables import _bootstrap_pp
+
+    assert _bootstrap_pp(0.0, [0.0, 0.0], 4) == "+0.0 (4 pairs: too few for an interval)"
+    assert _bootstrap_pp(0.041, [0.004, 0.08], 704) == "+4.1 [0.4, 8.0]"

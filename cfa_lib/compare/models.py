@@ -160,7 +160,7 @@ def compare(data: pd.DataFrame, measure: Measure) -> Comparison:
     data = data[~data["subject"].isin(left_out)]
     subjects = list(dict.fromkeys(data["subject"]))
     if not subjects:
-        return Comparison(measure, left_out=left_out, problem="no model has enough paired questions to fit")
+        return Comparison(measure, left_out=left_out, problem="no model has enough paired questions")
     try:
         beta, cov = _fit(data, subjects)
     except (ConvergenceWarning, np.linalg.LinAlgError, ValueError) as exc:

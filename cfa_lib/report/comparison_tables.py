@@ -50,7 +50,7 @@ def _bootstrap_pp(value: Any, interval: Sequence[float] | None, n: int) -> str:
     are too few to give an interval worth printing ([0.0, 0.0] on four concordant pairs), so it says so."""
     if value is None or n >= MIN_QUESTIONS:
         return _pp_ci(value, interval)
-    return f"{pp(value)} (n = {n}: too few for an interval)"
+    return f"{pp(value)} ({n} pairs: too few for an interval)"
 
 
 def _robust(summary: Any) -> str:
@@ -124,7 +124,7 @@ def describe_comparisons(comparisons: Sequence[Comparison]) -> str:
             lines.append(f"* {name}: **{subject}** is not in the model: {why}.")
         if c.problem:
             lines.append(f"* {name}: " + (f"the effects are shown, but not tested against each other: {c.problem}."
-                                          if c.effects else f"no model was fit: {c.problem}."))
+                                          if c.effects else f"nothing to fit: {c.problem}."))
         elif not c.compared:
             lines.append(f"* {name}: " + NEEDS_TWO.format(subject=c.effects[0].subject, what="is fit") +
                          ". Its effect is shown; no test between models is possible.")
