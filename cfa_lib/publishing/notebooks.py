@@ -381,8 +381,9 @@ named. A simulation of 200 studies checks the intervals' coverage (`benchmarks/m
 """),
     code("""
 comparisons = compare_items(items)
-tables = (comparison_tables.effects_table(comparisons), comparison_tables.pairwise_table(comparisons))
-display(*(table for table in tables if not table.empty))
+effects = comparison_tables.effects_table(comparisons)
+pairwise = comparison_tables.pairwise_table(comparisons)
+display(*(table for table in (effects, pairwise) if not table.empty))
 Markdown(comparison_tables.describe_comparisons(comparisons))
 """),
     md("""

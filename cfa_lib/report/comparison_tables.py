@@ -90,9 +90,9 @@ def comparative_table(runs: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
 
 def effects_table(comparisons: Sequence[Comparison]) -> pd.DataFrame:
     """Each model's effect as the per-question model fits it, beside the accuracies it fits."""
-    rows = [{"measure": c.measure.name, "model": e.subject, "paired questions": e.n_questions,
-             "accuracy (A / original)": pct(e.control), "accuracy (B / perturbed)": pct(e.treated),
-             "effect (pp) [95% CI]": _pp_ci(e.effect, e.ci), "p (effect = 0)": p_cell(e.p_value)}
+    rows = [{"measure": c.measure.name, "model": e.subject, "pairs": e.n_questions,
+             "accuracy A / original": pct(e.control), "accuracy B / perturbed": pct(e.treated),
+             "effect (pp) [95% CI]": _pp_ci(e.effect, e.ci), "p": p_cell(e.p_value)}
             for c in comparisons for e in c.effects]
     return pd.DataFrame(rows).fillna(DASH).set_index(["measure", "model"]) if rows else pd.DataFrame()
 
