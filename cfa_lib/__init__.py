@@ -10,7 +10,10 @@ The entry points most users need are importable from the top level (loaded on fi
 * `grade_choice(question, response, finish_reason=None)`: the same for a multiple-choice answer;
 * `load_results(path)`: any results file, ours or the original study's, as a `LoadedRun`: its typed rows,
   `summary` (recomputed under this toolkit's rules) beside `as_published` (the file's own verdicts) and the
-  count of what changed (`regrade_changes`).
+  count of what changed (`regrade_changes`);
+* `items_frame(paths_or_runs)`: one pandas row per run × question × condition (format, original or
+  perturbation) across runs, with model, verdict, value read, reading path and exclusion: the ground of
+  the comparisons between models (`cfa_lib.compare`).
 """
 
 from __future__ import annotations
@@ -27,14 +30,16 @@ _LAZY = {
     "grade_choice": "cfa_lib.answers",
     "OpenGrade": "cfa_lib.answers",
     "load_results": "cfa_lib.experiments.registry",
+    "items_frame": "cfa_lib.report.items_frame",
 }
-__all__ = ["OpenGrade", "__version__", "extract_choice", "grade_choice", "grade_open_answer", "load_dataset",
-           "load_results"]
+__all__ = ["OpenGrade", "__version__", "extract_choice", "grade_choice", "grade_open_answer", "items_frame",
+           "load_dataset", "load_results"]
 
 if TYPE_CHECKING:
     from cfa_lib.answers import OpenGrade, extract_choice, grade_choice, grade_open_answer
     from cfa_lib.data import load_dataset
     from cfa_lib.experiments.registry import load_results
+    from cfa_lib.report.items_frame import items_frame
 
 
 def __getattr__(name: str) -> Any:

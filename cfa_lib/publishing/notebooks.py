@@ -347,6 +347,59 @@ with the beginning of the answer given without the choices. The original study s
 short.
 """),
     code('paper_tables.biased_examples(runs["option_bias"])'),
+    md("""
+## Comparing models
+
+One row per model with its headline figures and their 95% intervals (paired bootstrap for the differences,
+Wilson for the accuracies), as notebooks 01-03 compute them; the original study's runs re-graded. Beneath
+it, the differences between models are tested on every item of every run, `cfa_lib.items_frame(runs)`
+(one row per run × question × condition, to explore in JupyterLab).
+"""),
+    code("""
+from IPython.display import Markdown, display
+
+from cfa_lib import items_frame
+from cfa_lib.compare.models import compare_items
+from cfa_lib.compare.rankings import rank_items
+from cfa_lib.report import comparison_figures, comparison_tables
+
+items = items_frame(comparison_tables.compared_runs(runs))
+comparison_tables.comparative_table(runs)
+"""),
+    md("""
+### Is one model's effect different from another's, questions shared?
+
+A hard question counts against every model, so the models' answers are not independent. A GEE (logit link,
+exchangeable correlation among all answers to one question, robust covariance) fits correct ~ model ×
+condition: option bias (Format A − Format B) on the open-answerable questions, and the memorization gap
+(original − perturbed) on the valid pairs of each level. Each effect is a difference of probabilities in
+percentage points with a delta-method 95% interval; the first test asks whether the effects differ at all
+(Wald χ²), the pairwise differences carry Holm's correction. When some questions were answered by one model
+only, the fit weights questions a little differently from the plain rates above (a few tenths of a point).
+A model with fewer than 20 paired questions, or all right or all wrong in one condition, is left out and
+named. A simulation of 200 studies checks the intervals' coverage (`benchmarks/model_comparison_simulation.py`).
+"""),
+    code("""
+comparisons = compare_items(items)
+effects = comparison_tables.effects_table(comparisons)
+pairwise = comparison_tables.pairwise_table(comparisons)
+display(*(table for table in (effects, pairwise) if not table.empty))
+Markdown(comparison_tables.describe_comparisons(comparisons))
+"""),
+    md("""
+### Does the ranking change without the options?
+
+Each model's accuracy and rank with the options and without them, on the questions every ranked model
+answered in both formats, and Kendall's τ between the two orders with a bootstrap interval over questions.
+With two models τ is +1 or −1 by construction; it says more from three models on.
+"""),
+    code("""
+ranking = rank_items(items)
+if ranking.ranked:
+    display(comparison_tables.ranking_table(ranking))
+display(Markdown(comparison_tables.describe_ranking(ranking)))
+comparison_figures.rank_slope_figure(ranking)
+"""),
 ]
 
 # The cells of each notebook, by the file name the registry gives it.
