@@ -7,15 +7,16 @@ sample of n verdicts, and the m0 truly incorrect and m1 truly correct calibratio
 
     Var(theta) = [p(1-p)/n + (1-theta)^2 q0(1-q0)/m0 + theta^2 q1(1-q1)/m1] / (q0 + q1 - 1)^2
 
-(`lee_theta`, `lee_interval`). Our review sample is stratified by the judge's verdict, so its items are
-not a random sample of the truly correct and incorrect ones, and q0, q1 cannot be read off it directly.
-`stratified_theta` therefore estimates theta = sum_s w_s a_s over the verdict strata s (w_s the share
-of the run's judged items in s, a_s the share the person calls correct among the reviewed items of s),
-which is Lee's theta with q0, q1 weighted back to the run (the tests check the identity), and its
-delta-method variance covers both samples: the strata's shares in the run (multinomial, N items) and
-each stratum's reviewed share (binomial, n_s items). Each a_s enters the variance Agresti-Coull adjusted
-(z^2/2 added to each side), so a stratum where every reviewed verdict held still carries its
-uncertainty. The interval is clipped to [0, 1]; a stratum with no usable label leaves theta undefined.
+(`cfa_lib.stats.lee_theta`, `lee_interval`; the judge's calibration on the key uses the same theta).
+Our review sample is stratified by the judge's verdict, so its items are not a random sample of the truly
+correct and incorrect ones, and q0, q1 cannot be read off it directly. `stratified_theta` therefore estimates
+theta = sum_s w_s a_s over the verdict strata s (w_s the share of the run's judged items in s, a_s the share
+the person calls correct among the reviewed items of s), which is Lee's theta with q0, q1 weighted back to the
+run (the tests check the identity), and its delta-method variance covers both samples: the strata's shares in
+the run (multinomial, N items) and each stratum's reviewed share (binomial, n_s items). Each a_s enters the
+variance Agresti-Coull adjusted (z^2/2 added to each side), so a stratum where every reviewed verdict held
+still carries its uncertainty. The interval is clipped to [0, 1]; a stratum with no usable label leaves theta
+undefined.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+
+from cfa_lib.stats import lee_interval, lee_theta
+
+__all__ = ["Correction", "Stratum", "lee_interval", "lee_theta", "stratified_theta"]
 
 
 def _z(confidence: float) -> float:
@@ -33,26 +38,6 @@ def _z(confidence: float) -> float:
 
 def _clip(low: float, high: float) -> tuple[float, float]:
     return max(0.0, low), min(1.0, high)
-
-
-def lee_theta(p: float, q0: float, q1: float) -> float:
-    """The bias-adjusted accuracy; the judge must be better than chance (q0 + q1 > 1)."""
-    if q0 + q1 <= 1:
-        raise ValueError(f"q0 + q1 = {q0 + q1:g} is not above 1: the judge is no better than chance, "
-                         "so its verdicts cannot be corrected.")
-    return (p + q0 - 1) / (q0 + q1 - 1)
-
-
-def lee_interval(p: float, n: int, q0: float, m0: int, q1: float, m1: int, confidence: float = 0.95
-                 ) -> tuple[float, float]:
-    """Lee et al.'s delta-method interval for theta (test and calibration samples), clipped to [0, 1]."""
-    if min(n, m0, m1) < 1:
-        raise ValueError(f"n={n}, m0={m0}, m1={m1}: every sample needs at least one item.")
-    theta = lee_theta(p, q0, q1)
-    variance = (p * (1 - p) / n + (1 - theta) ** 2 * q0 * (1 - q0) / m0 + theta ** 2 * q1 * (1 - q1) / m1) \
-        / (q0 + q1 - 1) ** 2
-    half = _z(confidence) * variance ** 0.5
-    return _clip(theta - half, theta + half)
 
 
 @dataclass(frozen=True)
