@@ -76,5 +76,6 @@ def test_the_view_reveals_after_a_button(run_and_path):
     button = next(b for b in view.buttons.children if b.description == "correct")
     button.click()
     assert "the toolkit's" in view.result.value and not view.next_button.disabled
+    assert "1 of 10 labelled" in view.header.value and all(b.disabled for b in view.buttons.children)
     view.next_button.click()
     assert "1 of 10 labelled" in view.header.value and view.result.value == ""

@@ -136,10 +136,14 @@ class ReviewWidget:
         self.view = w.VBox([self.header, self.body, self.buttons, self.note, self.result, self.next_button])
         self._render()
 
+    def _header(self) -> None:
+        done, total = self.session.progress
+        self.header.value = (f"<h4>Blind review by {html.escape(self.session.reviewer)}: {done} of {total} "
+                             "labelled</h4>")
+
     def _render(self) -> None:
         s, w = self.session, self.w
-        done, total = s.progress
-        self.header.value = f"<h4>Blind review by {html.escape(s.reviewer)}: {done} of {total} labelled</h4>"
+        self._header()
         shown = s.shown()
         if not shown:
             self.body.value, self.buttons.children = "<p>Every item is labelled. Score the file.</p>", ()
@@ -158,6 +162,7 @@ class ReviewWidget:
 
     def _label(self, verdict: str) -> None:
         revealed = self.session.label(verdict, self.note.value)
+        self._header()
         for button in self.buttons.children:
             button.disabled = True
         mark = "agrees with" if revealed.agree else "differs from"
