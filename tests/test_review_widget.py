@@ -73,9 +73,22 @@ def test_the_view_reveals_after_a_button(run_and_path):
     run, path = run_and_path
     view = ReviewWidget(ReviewSession(run, path, "ada", n=10))
     assert "toolkit" not in view.result.value and "Question" in view.body.value
-    button = next(b for b in view.buttons.children if b.description == "correct")
+    button = next(b for b in view.buttons.children if b.description == "1 correct")
     button.click()
     assert "the toolkit's" in view.result.value and not view.next_button.disabled
     assert "1 of 10 labelled" in view.header.value and all(b.disabled for b in view.buttons.children)
     view.next_button.click()
     assert "1 of 10 labelled" in view.header.value and view.result.value == ""
+
+
+def test_the_view_takes_a_verdict_by_its_number(run_and_path):
+    run, path = run_and_path
+    view = ReviewWidget(ReviewSession(run, path, "ada", n=10))
+    first = view.session.current.item_id
+    view.keys.value = "3"  # the third allowed verdict: cannot_tell
+    saved = {row["item_id"]: row["verdict"] for _, row in read_rows(path)}
+    assert saved[first] == "cannot_tell" and "cannot_tell" in view.result.value
+    view.keys.value = "2"  # answered already: ignored until the next item
+    assert {row["item_id"]: row["verdict"] for _, row in read_rows(path)}[first] == "cannot_tell"
+    view.keys.value = "n"
+    assert view.session.current.item_id != first

@@ -122,7 +122,8 @@ def _block(title: str, text: str) -> str:
 
 
 class ReviewWidget:
-    """The ipywidgets view: the item, a button per verdict, a note, the reveal, and Next."""
+    """The ipywidgets view: the item, a button per verdict (or its number typed, then Enter; "n" for the next
+    item), a note, the reveal, and Next."""
 
     def __init__(self, session: ReviewSession) -> None:
         import ipywidgets as w
@@ -130,10 +131,14 @@ class ReviewWidget:
         self.session, self.w = session, w
         self.header, self.body, self.result = w.HTML(), w.HTML(), w.HTML()
         self.note = w.Text(placeholder="note (optional)", layout=w.Layout(width="60%"))
+        self.keys = w.Text(placeholder="or type the verdict's number and press Enter", continuous_update=False,
+                           layout=w.Layout(width="60%"))
+        self.keys.observe(self._typed, names="value")
         self.buttons = w.HBox()
         self.next_button = w.Button(description="Next item", disabled=True)
         self.next_button.on_click(lambda _: self._next())
-        self.view = w.VBox([self.header, self.body, self.buttons, self.note, self.result, self.next_button])
+        self.view = w.VBox([self.header, self.body, self.buttons, self.keys, self.note, self.result,
+                            self.next_button])
         self._render()
 
     def _header(self) -> None:
@@ -153,12 +158,24 @@ class ReviewWidget:
                            f"{html.escape(shown['response_stored'])})</p>" + _block("Question", shown["question"])
                            + _block("Key", shown["correct_option"]) + _block("Response", shown["response"]))
         buttons = []
-        for verdict in shown["allowed"].split(" | "):
-            button = w.Button(description=verdict.replace("_", " "), button_style="info")
+        for number, verdict in enumerate(shown["allowed"].split(" | "), start=1):
+            button = w.Button(description=f"{number} {verdict.replace('_', ' ')}", button_style="info")
             button.on_click(lambda _, v=verdict: self._label(v))
             buttons.append(button)
         self.buttons.children = tuple(buttons)
         self.result.value, self.note.value, self.next_button.disabled = "", "", True
+
+    def _typed(self, change: dict) -> None:
+        """A verdict by its number (1, 2, 3...) typed and entered; anything else is ignored."""
+        typed = str(change["new"]).strip()
+        if not typed:
+            return
+        self.keys.value = ""
+        allowed = self.session.shown().get("allowed", "").split(" | ")
+        if typed.isdigit() and 1 <= int(typed) <= len(allowed) and self.session.revealed is None:
+            self._label(allowed[int(typed) - 1])
+        elif typed.lower() in ("n", "next") and self.session.revealed is not None:
+            self._next()
 
     def _label(self, verdict: str) -> None:
         revealed = self.session.label(verdict, self.note.value)
