@@ -57,3 +57,24 @@ def test_order_of_the_sample_does_not_follow_the_strata(option_bias_items):
 def test_a_bad_size_is_refused(option_bias_items):
     with pytest.raises(ValueError, match="n=0"):
         stratified_sample(option_bias_items, 0)
+
+
+def test_a_generated_item_of_our_run_is_keyed_by_level_and_seed(tmp_path):
+    import json
+
+    item = {"level": 2, "valid": True, "status": "valid", "question": "A bond pays 5% on $1,000. What is the coupon?",
+            "choices": {"A": "$40", "B": "$50", "C": "$60"}, "correct_letter": "B", "source": "template",
+            "model_answer": "B", "correct": True}
+    broken = {**item, "level": 1, "valid": False, "status": "failed_rederive", "model_answer": None}
+    row = {"question_id": "easy_3", "correct_answer": "C", "original": {"answer": "C", "correct": True},
+           "perturbations": [item, broken]}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"metadata": {"experiment": "counterfactual", "model": "m", "dataset": "easy",
+                                             "perturbation_seed": 4, "prompt_version": "t"},
+                                "summary": {}, "results": [row]}), encoding="utf-8")
+    items = {i.item_id: i for i in review_items(load_results(path))}
+    assert set(items) == {"easy_3|L2|s4", "easy_3|L1|s4"}
+    valid = items["easy_3|L2|s4"]
+    assert (valid.kind, valid.verdict, valid.path, valid.correct_option) == ("item", "valid", "template", "B: $50")
+    assert valid.response.startswith("A bond pays 5%") and "C: $60" in valid.response and valid.response_whole
+    assert items["easy_3|L1|s4"].verdict == "defective"
