@@ -27,3 +27,14 @@ def test_the_shipped_review_scores_as_its_readme_says(stem):
     assert row is not None
     assert (score.labels, score.cannot_tell, score.unlabelled) == (int(row[1]), int(row[2]), 0)
     assert score.overall.n == score.labels - score.cannot_tell
+
+
+@pytest.mark.parametrize(("stem", "accuracy"), [
+    ("A1_open_ended_gpt-4o-mini", "strict accuracy (A)"), ("A1_open_ended_gpt-5-mini", "strict accuracy (A)"),
+    ("A5_option_bias_gpt-4o-mini", "open-answer accuracy"), ("A5_option_bias_gpt-5-mini", "open-answer accuracy")])
+def test_the_abstract_carries_the_corrected_values_of_the_shipped_reviews(stem, accuracy):
+    score = score_review(load_results(REFERENCE_DIR / f"{stem}.json"), REVIEWS_DIR / f"{stem}.csv")
+    found = next(a for a in score.accuracies if a.name == accuracy)
+    text = " ".join((REVIEWS_DIR.parent.parent / "book" / "index.md").read_text(encoding="utf-8").split())
+    corrected = f"{100 * found.corrected:.1f} % [{100 * found.ci[0]:.1f}, {100 * found.ci[1]:.1f}]"
+    assert corrected in text and f"{100 * found.raw:.1f} %" in text
