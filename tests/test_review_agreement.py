@@ -40,3 +40,9 @@ def test_the_bootstrap_formula_is_the_point_estimate():
     # rows: toolkit c, i; columns: person c, i (the table of TOOLKIT against PERSON)
     k, pi = table_statistics(np.array([[4.0, 2.0], [0.0, 4.0]]))
     assert k == pytest.approx(kappa(TOOLKIT, PERSON)) and pi == pytest.approx(scott_pi(TOOLKIT, PERSON))
+
+
+def test_no_interval_from_a_handful_of_items():
+    result = agreement(["c", "i", "c", "i"], ["c", "c", "c", "i"])
+    assert result.kappa == pytest.approx(0.5) and result.kappa_ci is None and result.pi_ci is None
+    assert result.rate_ci is not None  # the Wilson interval of the rate holds for any n

@@ -4,7 +4,8 @@ Cohen's kappa takes each rater's own label shares as chance; Scott's pi (Scott 1
 two raters) pools them, which is what Chandak et al. (2025) report before trusting a matcher. Both are
 undefined when the two raters use a single label between them (chance agreement is 1): they are None
 then, never 1.0. Intervals are percentile bootstraps over items (seeded); a resample where the
-statistic is undefined is left out (too many of them and there is no interval).
+statistic is undefined is left out (too many of them and there is no interval), and under ten compared
+items there is none either: their bootstrap is degenerate ([0.00, 0.00] on four items).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 from cfa_lib.stats import cohen_kappa, wilson_interval
 
 BOOTSTRAP = 2000
+MIN_FOR_INTERVAL = 10  # fewer compared items: a bootstrap of kappa or pi is degenerate, so no interval
 
 
 def _check_pairs(a: Sequence[Hashable], b: Sequence[Hashable]) -> None:
@@ -62,10 +64,10 @@ def table_statistics(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def bootstrap_intervals(a: Sequence[Hashable], b: Sequence[Hashable], confidence: float = 0.95,
                         resamples: int = BOOTSTRAP, seed: int = 0
                         ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
-    """Percentile bootstrap intervals over items of (kappa, pi); None where fewer than half the resamples
-    define the statistic."""
+    """Percentile bootstrap intervals over items of (kappa, pi); None with fewer than MIN_FOR_INTERVAL items
+    or where fewer than half the resamples define the statistic."""
     _check_pairs(a, b)
-    if not a:
+    if len(a) < MIN_FOR_INTERVAL:
         return None, None
     codes = {label: i for i, label in enumerate(sorted(set(a) | set(b), key=repr))}
     k = len(codes)
