@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -190,7 +189,3 @@ def figure(reviewed: Sequence[Reviewed]) -> Figure:
     plt.close(fig)  # returned to a notebook, it is shown once
     return fig
 
-
-def review_path(run: LoadedRun) -> Path:
-    """Where a review of this run is written (for the widget and the export)."""
-    return beside(run.path)
