@@ -12,6 +12,7 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DATASETS_DIR = PROJECT_ROOT / "datasets"
 REFERENCE_DIR = DATASETS_DIR / "reference_runs"  # the original study's results files
+REVIEWS_DIR = DATASETS_DIR / "reviews"  # the shipped human-check reviews of the reference runs
 ANSWERABILITY_DIR = DATASETS_DIR / "answerability"  # the shipped classification and its reviewed exceptions
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
 BUILD_DIR = PROJECT_ROOT / "build"

@@ -2,7 +2,8 @@
 
 The same questions are answered in two formats, so every comparison is paired: McNemar's test on
 the discordant pairs, a paired bootstrap for the accuracy difference, Wilson intervals for single
-accuracies and Cohen's kappa for agreement between two graders.
+accuracies, Cohen's kappa for agreement between two graders, and the judge-corrected accuracy of
+Lee et al. (2025) with its delta-method interval.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ __all__ = [
     "McNemarResult",
     "PairedOutcomes",
     "cohen_kappa",
+    "lee_interval",
+    "lee_theta",
     "mcnemar",
     "paired_bootstrap_diff",
     "paired_outcomes",
@@ -212,3 +215,27 @@ def cohen_kappa_ci(a: Sequence[Hashable], b: Sequence[Hashable], confidence: flo
     if not (np.isfinite(low) and np.isfinite(high)) or high <= low:  # a degenerate table has no interval
         return None
     return max(low, -1.0), min(high, 1.0)
+
+
+def lee_theta(p: float, q0: float, q1: float) -> float:
+    """Lee et al.'s (2025) judge-corrected accuracy (p + q0 - 1) / (q0 + q1 - 1): p the share a judge calls
+    correct, q0 its specificity, q1 its sensitivity; the judge must be better than chance (q0 + q1 > 1)."""
+    if q0 + q1 <= 1:
+        raise ValueError(f"q0 + q1 = {q0 + q1:g} is not above 1: the judge is no better than chance, "
+                         "so its verdicts cannot be corrected.")
+    return (p + q0 - 1) / (q0 + q1 - 1)
+
+
+def lee_interval(p: float, n: int, q0: float, m0: int, q1: float, m1: int, confidence: float = 0.95
+                 ) -> tuple[float, float]:
+    """Lee et al.'s (2025) delta-method interval for theta, clipped to [0, 1]: the variance covers the test
+    sample (n verdicts) and the calibration sample (m0 truly incorrect, m1 truly correct items):
+    [p(1-p)/n + (1-theta)^2 q0(1-q0)/m0 + theta^2 q1(1-q1)/m1] / (q0 + q1 - 1)^2."""
+    _check_confidence(confidence)
+    if min(n, m0, m1) < 1:
+        raise ValueError(f"n={n}, m0={m0}, m1={m1}: every sample needs at least one item.")
+    theta = lee_theta(p, q0, q1)
+    variance = (p * (1 - p) / n + (1 - theta) ** 2 * q0 * (1 - q0) / m0 + theta ** 2 * q1 * (1 - q1) / m1) \
+        / (q0 + q1 - 1) ** 2
+    half = float(scipy_stats.norm.ppf(0.5 + confidence / 2)) * variance ** 0.5
+    return max(0.0, theta - half), min(1.0, theta + half)

@@ -170,7 +170,7 @@ def _corrected_interval(p: float, n: int, q0: float, n0: int, q1: float, n1: int
 
 def _corrected(p: float, q0: float, q1: float) -> float:
     """θ = (p + q0 − 1) / (q0 + q1 − 1), clipped to [0, 1]."""
-    return float(min(1.0, max(0.0, (p + q0 - 1) / (q0 + q1 - 1))))
+    return float(min(1.0, max(0.0, stats.lee_theta(p, q0, q1))))
 
 
 def run_calibration(judges: Mapping[str, Any], questions: Sequence[Question],

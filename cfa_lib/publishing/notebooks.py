@@ -79,6 +79,46 @@ results_path = None      # a results.json to analyse instead of running
 """, ["parameters"])
 
 
+HUMAN_CHECK_TEXT = """
+## Human check
+
+How often do the rules and the judge agree with a person? A blind review answers it for a run: a seeded
+sample of its verdicts, stratified by the verdict and by the path that decided it (the final line, the
+heuristic reader, the numbers, the judge), is shown to a reviewer with the question, the key and the
+response, never with the toolkit's verdict (`python -m cfa_lib.review export`, or one item at a time in
+JupyterLab with `cfa_lib.review.widget.review_widget`). The tables give the agreement with 95% Wilson
+intervals, Cohen's κ and Scott's π with 95% bootstrap intervals, per path and per verdict, and the
+confusion matrix. {extra} A "cannot tell" is counted and left out, never guessed.
+
+The reviews shipped with the original study's runs (`datasets/reviews/`) are a worked example: they were
+labelled by a blind LLM reviewer session acting as a careful CFA grader, without access to the code or the
+toolkit's verdicts, not by a human, and on what the study's files store: responses cut to a few hundred
+characters, so many items could not be told and the figures rest on the rest.
+"""
+JUDGE_CORRECTION = ("The judge's sensitivity and specificity against the person correct every judge-based "
+                    "accuracy of the run (θ of Lee et al. 2025, weighted back to the run over the sample's strata; "
+                    "the interval covers both the run's and the review's samples; the rules' verdicts are kept).")
+VALIDITY = ("For the generated items, the reviewed validity rate of the items the run held valid comes with its "
+            "95% Wilson interval.")
+
+
+def human_check(experiment: str, extra: str, last: str) -> list[dict]:
+    """The "Human check" section of an experiment notebook: the run's review, or how to make one, beside the
+    shipped reviews of the study's runs."""
+    return [md(HUMAN_CHECK_TEXT.format(extra=extra)), code(f"""
+from IPython.display import Markdown, display
+
+from cfa_lib.report import human_check
+
+reviewed = human_check.reviewed_runs(run, "{experiment}")
+display(Markdown(human_check.describe(run, reviewed)))
+if reviewed:
+    display(human_check.agreement_table(reviewed), human_check.by_path_table(reviewed),
+            human_check.confusion_tables(reviewed), human_check.{last}(reviewed))
+    display(human_check.figure(reviewed))
+""")]
+
+
 OPTION_BIAS = [
     md("""
 # Option bias: do the answer choices help the model?
@@ -133,6 +173,7 @@ interval of the difference); they are asked only when the parameter `variants` n
   corrected by the options.
 """),
     code("display(notebook_tables.option_bias_variants(run))\nfigures.variants_figure(variants_by_model(run))"),
+    *human_check("option_bias", JUDGE_CORRECTION, "correction_table"),
 ]
 
 THREE_TIER = [
@@ -160,6 +201,7 @@ tolerance = 0.02         # relative tolerance of the numeric grading
     code("figures.error_categories_figure(by_model(run))"),
     md("## Worked examples, level by level"),
     code("notebook_tables.three_tier_examples(run)"),
+    *human_check("three_tier", JUDGE_CORRECTION, "correction_table"),
 ]
 
 COUNTERFACTUAL = [
@@ -223,6 +265,7 @@ Wilson. The rows are in `datasets/templates/review.jsonl`.
     code("figures.counterfactual_figure(by_model(run))"),
     md("## Memorization suspects\n\nRight on the original, wrong once its numbers changed."),
     code("notebook_tables.counterfactual_suspects(run)"),
+    *human_check("counterfactual", VALIDITY, "validity_table"),
 ]
 
 PAPER_FIGURES = [
