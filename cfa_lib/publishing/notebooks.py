@@ -1,4 +1,5 @@
-"""Write the study's four notebooks from this one readable source (outputs stripped).
+"""Write the study's four notebooks from this readable source (outputs stripped): the experiment notebooks
+here, notebook 04 in `paper_notebook`, their building blocks in `notebook_cells`.
 
     python -m cfa_lib.publishing.notebooks   # → notebooks/*.ipynb
 
@@ -13,111 +14,18 @@ from pathlib import Path
 
 from cfa_lib.experiments.registry import EXPERIMENTS, FIGURES_NOTEBOOK
 from cfa_lib.paths import NOTEBOOKS_DIR
-
-
-def cell(kind: str, source: str, tags: list[str] | None = None) -> dict:
-    base = {"cell_type": kind, "metadata": {"tags": tags} if tags else {}, "source": source.strip("\n")}
-    if kind == "code":
-        base.update(execution_count=None, outputs=[])
-    return base
-
-
-def notebook(name: str, cells: list[dict]) -> dict:
-    for number, entry in enumerate(cells):
-        entry["id"] = f"{name[:2]}-{number:02d}"  # stable ids: regenerating leaves no diff
-    return {
-        "cells": cells,
-        "metadata": {
-            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        },
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-
-
-def md(text: str) -> dict:
-    return cell("markdown", text)
-
-
-def code(text: str, tags: list[str] | None = None) -> dict:
-    return cell("code", text, tags)
-
-
-def setup(*imports: str) -> dict:
-    """The import cell: the experiment's module and what its cells display with."""
-    ipython = [line for line in imports if line.startswith("from IPython")]
-    own = [line for line in imports if line not in ipython]
-    shared = ["from cfa_lib.experiments.execute import run_or_load",
-              "from cfa_lib.experiments.settings import Settings",
-              "from cfa_lib.report import figures, notebook_tables", "from cfa_lib.report.runs import by_model"]
-    ours = sorted(own + [line for line in shared if not any(o.startswith(line) for o in own)])
-    return code("\n\n".join("\n".join(block) for block in (ipython, ours) if block) + "\n\nfigures.use_style()")
-
-
-JUDGED_SETTINGS = (  # notebooks 01 and 02: the shared parameters, a judge and a tolerance
-    "settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, "
-    "judge_model=judge_model,\n"
-    "                    tolerance=tolerance, max_concurrency=max_concurrency, batch=batch, "
-    "max_cost_usd=max_cost_usd,\n"
-    "                    retry_failed=retry_failed)\n"
+from cfa_lib.publishing.notebook_cells import (
+    JUDGE_CORRECTION,
+    JUDGED_SETTINGS,
+    VALIDITY,
+    code,
+    human_check,
+    md,
+    notebook,
+    parameters,
+    setup,
 )
-
-
-def parameters(own: str) -> dict:
-    """The papermill parameters cell: what every experiment notebook takes, and the notebook's own."""
-    return code(f"""model = "local"          # "local", "gpt-4o-mini", "ollama/llama3.1:8b", "local:/path/model.gguf"
-dataset = "easy"         # "easy" (1032 questions) or "challenge" (90)
-limit = 20               # None: the whole dataset
-sample_seed = None       # None: the first `limit` questions; an integer: a reproducible random sample
-{own.strip()}
-max_concurrency = None          # a ceiling (None: CFA_MAX_CONCURRENCY, else 64); the engine adapts below it
-batch = None                    # True: OpenAI's Batch API, half the price, results within 24 h (None: CFA_BATCH)
-max_cost_usd = None             # stop cleanly before spending more than this (None: CFA_MAX_COST_USD, else none)
-retry_failed = None             # True: send again the failures the embedded model gave (None: CFA_RETRY_FAILED)
-results_path = None      # a results.json to analyse instead of running
-""", ["parameters"])
-
-
-HUMAN_CHECK_TEXT = """
-## Human check
-
-How often do the rules and the judge agree with a person? A blind review answers it for a run: a seeded
-sample of its verdicts, stratified by the verdict and by the path that decided it (the final line, the
-heuristic reader, the numbers, the judge), is shown to a reviewer with the question, the key and the
-response, never with the toolkit's verdict (`python -m cfa_lib.review export`, or one item at a time in
-JupyterLab with `cfa_lib.review.widget.review_widget`). The tables give the agreement with 95% Wilson
-intervals, Cohen's κ and Scott's π with 95% bootstrap intervals, per path and per verdict, and the
-confusion matrix. {extra} A "cannot tell" is counted and left out, never guessed.
-
-The reviews shipped with the original study's runs (`datasets/reviews/`) are a worked example: they were
-labelled by a blind LLM reviewer session acting as a careful CFA grader, without access to the code or the
-toolkit's verdicts, not by a human, and on what the study's files store: responses cut to a few hundred
-characters, so many items could not be told and the figures rest on the rest.
-"""
-JUDGE_CORRECTION = ("The judge's sensitivity and specificity against the person correct every judge-based "
-                    "accuracy of the run (θ of Lee et al. 2025, weighted back to the run over the sample's strata; "
-                    "the interval covers both the run's and the review's samples; the rules' verdicts are kept).")
-VALIDITY = ("For the generated items, the reviewed validity rate of the items the run held valid comes with its "
-            "95% Wilson interval.")
-
-
-def human_check(experiment: str, extra: str, last: str) -> list[dict]:
-    """The "Human check" section of an experiment notebook: the run's review, or how to make one, beside the
-    shipped reviews of the study's runs."""
-    return [md(HUMAN_CHECK_TEXT.format(extra=extra)), code(f"""
-from IPython.display import Markdown, display
-
-from cfa_lib.report import human_check
-
-reviewed = human_check.reviewed_runs(run, "{experiment}")
-display(Markdown(human_check.describe(run, reviewed)))
-if reviewed:
-    display(human_check.agreement_table(reviewed), human_check.by_path_table(reviewed),
-            human_check.confusion_tables(reviewed), human_check.{last}(reviewed))
-    display(human_check.figure(reviewed))
-""")]
-
+from cfa_lib.publishing.paper_notebook import PAPER_FIGURES
 
 OPTION_BIAS = [
     md("""
@@ -267,184 +175,6 @@ Wilson. The rows are in `datasets/templates/review.jsonl`.
     code("notebook_tables.counterfactual_suspects(run)"),
     *human_check("counterfactual", VALIDITY, "validity_table"),
 ]
-
-PAPER_FIGURES = [
-    md("""
-# Paper figures and tables
-
-This notebook assembles the paper's tables and figures from every results file it finds: the latest run
-per experiment, model and dataset under `results_dir` (written by notebooks 01–03), and, when
-`include_reference` is true, the original study's runs in `datasets/reference_runs/`, which are
-**imported from the original study (taiwanfifi/CFA_essay)** and labelled "(reference)".
-
-Every number is recomputed from the rows of the results files by the experiment modules of `cfa_lib`;
-the figures are drawn by `cfa_lib.report.figures` and the tables by `cfa_lib.report.paper_tables`. Figures are
-saved as PDF (for the paper) and PNG in `figures_dir`; the raw values of each table are saved as CSV in
-`tables_dir`.
-"""),
-    code("""
-results_dir = "results"
-include_reference = True
-figures_dir = "book/figures"
-tables_dir = "book/tables"
-""", ["parameters"]),
-    md("""
-## The runs behind the figures
-
-One row per results file: the label used in the tables and figures, where the file comes from, and how
-many questions it holds.
-"""),
-    code("""
-from cfa_lib.report import figures, paper_tables
-from cfa_lib.report.runs import collect_all
-
-figures.use_style()
-runs = collect_all(results_dir, include_reference)
-paper_tables.runs_overview(runs)
-"""),
-    md("""
-## The original study's runs, as published and re-graded
-
-The study's files are shown twice: *as published* (their own verdicts, recomputed from their rows) and
-*re-graded* by this toolkit's rules. Only what the stored rows still show is re-read: a refusal ("please
-provide the options") is not a correct answer; an empty answer or a missing letter is excluded, not
-counted; a gold number that is not the key's is replaced by the key's or its row excluded; a perturbation
-that recorded no change is not valid. The table counts the rows each rule changed.
-"""),
-    code("paper_tables.regrade_changes(runs)"),
-    md("""
-## Option bias (Table P1a, Figure 1)
-
-The same questions were asked with their answer choices (Format A) and without them (Format B).
-*Option bias* is the accuracy with options minus the accuracy without them, on the questions where both
-answers were obtained; its interval is a paired bootstrap. *b* counts the questions answered correctly
-only with the options, *c* those answered correctly only without them; McNemar's test asks whether
-*b* and *c* differ by more than chance (χ² with continuity correction, and the exact binomial p).
-"""),
-    code('paper_tables.table("table_p1_option_bias", runs, tables_dir)'),
-    code('figures.figure("fig1_option_bias", runs, figures_dir)'),
-    md("""
-**Figure 1.** Accuracy with and without the answer choices, per model (n: paired questions). Error
-bars: 95% Wilson intervals. Above each pair: the option bias in percentage points with its 95% paired
-bootstrap interval, and the p-value of McNemar's test.
-"""),
-    md("""
-## Three-tier grading (Table P1b, Figure 2)
-
-The open answers (Format B) are graded on three levels: **A** exact (within tolerance), **B**
-directional (right approach and magnitude under a different defensible assumption) and **C**
-incorrect. Strict accuracy counts A only; lenient accuracy counts A and B.
-"""),
-    code('paper_tables.table("table_p1_three_tier", runs, tables_dir)'),
-    code('figures.figure("fig2_three_tier", runs, figures_dir)'),
-    md("""
-**Figure 2.** Share of open answers at each level, per model (n: graded answers). The right edge of
-the green segment is strict accuracy, the right edge of the yellow segment lenient accuracy; the error
-bars on those edges are their 95% Wilson intervals.
-"""),
-    md("""
-## Counterfactual questions (Figure 3)
-
-The numbers (level 1: one number, level 2: two numbers) or the unknown (level 3) of a question are
-changed and the new correct answer is computed and verified. The memorization gap is the accuracy on
-the original questions minus the accuracy on their perturbed versions, over the questions whose
-perturbation was valid.
-"""),
-    code('paper_tables.table("table_counterfactual", runs, tables_dir)'),
-    md("""
-**How much of CFA-Easy the test reaches.** The original study's generator changed the numbers of 702 (and
-638) questions at level 1. For a third of those "valid" perturbations it recorded no change or said nothing
-changed; most of the rest fell on questions with no number at all or whose numbers decide nothing, and no
-new answer was checked by code ("unchecked" below). This toolkit perturbs only the questions with a
-verified template and computes every new answer itself; notebook 03's census says why each other question
-is left out. None of the study's perturbed items was reviewed; this toolkit's were, blind (notebook 03),
-and the row "items valid in a blind review" gives the last round over both datasets with its 95% Wilson
-interval.
-"""),
-    code("paper_tables.counterfactual_reach(runs)"),
-    code('figures.figure("fig3_counterfactual", runs, figures_dir)'),
-    md("""
-**Figure 3.** Accuracy on the original questions and on their perturbed versions, per model and
-perturbation level (n: valid perturbations with both answers graded), with 95% Wilson intervals; the
-original accuracy is taken on the same questions as the perturbed one. Above each pair: the memorization
-gap in percentage points.
-"""),
-    md("""
-## Error categories of the incorrect answers (Figure 4)
-
-Every Level C answer is given one error category by the judge. The table gives counts and, in
-parentheses, the share of that model's categorised Level C answers.
-"""),
-    code('paper_tables.table("table_error_categories", runs, tables_dir)'),
-    code('figures.figure("fig4_error_categories", runs, figures_dir)'),
-    md("""
-**Figure 4.** What went wrong in the incorrect (Level C) answers: share of each error category per
-model (n: categorised Level C answers). "Unknown" and "unclassified" are answers the error judge could
-not or did not categorise.
-"""),
-    md("""
-## Option-biased questions, in the models' own words
-
-A few questions per run that were answered correctly with the choices and incorrectly without them,
-with the beginning of the answer given without the choices. The original study stored these answers cut
-short.
-"""),
-    code('paper_tables.biased_examples(runs["option_bias"])'),
-    md("""
-## Comparing models
-
-One row per model with its headline figures and their 95% intervals (paired bootstrap for the differences,
-Wilson for the accuracies), as notebooks 01-03 compute them; the original study's runs re-graded. Beneath
-it, the differences between models are tested on every item of every run, `cfa_lib.items_frame(runs)`
-(one row per run × question × condition, to explore in JupyterLab).
-"""),
-    code("""
-from IPython.display import Markdown, display
-
-from cfa_lib import items_frame
-from cfa_lib.compare.models import compare_items
-from cfa_lib.compare.rankings import rank_items
-from cfa_lib.report import comparison_figures, comparison_tables
-
-items = items_frame(comparison_tables.compared_runs(runs))
-comparison_tables.comparative_table(runs)
-"""),
-    md("""
-### Is one model's effect different from another's, questions shared?
-
-A hard question counts against every model, so the models' answers are not independent. A GEE (logit link,
-exchangeable correlation among all answers to one question, robust covariance) fits correct ~ model ×
-condition: option bias (Format A − Format B) on the open-answerable questions, and the memorization gap
-(original − perturbed) on the valid pairs of each level. Each effect is a difference of probabilities in
-percentage points with a delta-method 95% interval; the first test asks whether the effects differ at all
-(Wald χ²), the pairwise differences carry Holm's correction. When some questions were answered by one model
-only, the fit weights questions a little differently from the plain rates above (a few tenths of a point).
-A model with fewer than 20 paired questions, or all right or all wrong in one condition, is left out and
-named. A simulation of 200 studies checks the intervals' coverage (`benchmarks/model_comparison_simulation.py`).
-"""),
-    code("""
-comparisons = compare_items(items)
-effects = comparison_tables.effects_table(comparisons)
-pairwise = comparison_tables.pairwise_table(comparisons)
-display(*(table for table in (effects, pairwise) if not table.empty))
-Markdown(comparison_tables.describe_comparisons(comparisons))
-"""),
-    md("""
-### Does the ranking change without the options?
-
-Each model's accuracy and rank with the options and without them, on the questions every ranked model
-answered in both formats, and Kendall's τ between the two orders with a bootstrap interval over questions.
-With two models τ is +1 or −1 by construction; it says more from three models on.
-"""),
-    code("""
-ranking = rank_items(items)
-if ranking.ranked:
-    display(comparison_tables.ranking_table(ranking))
-display(Markdown(comparison_tables.describe_ranking(ranking)))
-comparison_figures.rank_slope_figure(ranking)
-"""),
-]
-
 # The cells of each notebook, by the file name the registry gives it.
 SOURCES = {
     EXPERIMENTS["option_bias"].notebook: OPTION_BIAS,

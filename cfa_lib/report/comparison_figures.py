@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from cfa_lib.compare.rankings import Ranking
-from cfa_lib.report.figures import COLORS, FULL_WIDTH, _finished, empty_figure, publication_style
+from cfa_lib.report.figures import COLORS, FULL_WIDTH, empty_figure, finished_figure, publication_style
 
 
 def spread(values: Sequence[float], gap: float) -> list[float]:
@@ -48,4 +48,4 @@ def rank_slope_figure(ranking: Ranking) -> Figure:
         ax.spines["left"].set_visible(False)
         ax.grid(False)
         ax.set_title(f"Accuracy and rank with and without the options (n = {ranking.n_questions} shared questions)")
-    return _finished(fig)
+    return finished_figure(fig)

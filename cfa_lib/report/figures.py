@@ -136,7 +136,7 @@ def _bar_pair(rows: list[dict[str, Any]], intervals: dict[str, list], group: str
         intervals[condition].append(interval)
 
 
-def _finished(fig: Figure) -> Figure:
+def finished_figure(fig: Figure) -> Figure:
     """Close the figure in pyplot's registry: returned to a notebook, it is shown once, not twice."""
     plt.close(fig)
     return fig
@@ -148,7 +148,7 @@ def empty_figure(message: str) -> Figure:
         fig, ax = plt.subplots(figsize=(FULL_WIDTH, 1.0))
         ax.axis("off")
         ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=9, color="#444444", wrap=True)
-    return _finished(fig)
+    return finished_figure(fig)
 
 
 def _accuracy_axes(ax, top: float) -> None:
@@ -206,7 +206,7 @@ def option_bias_figure(summaries: Mapping[str, OptionBiasSummary]) -> Figure:
                     fontsize=7.5 if len(groups) <= 4 else 6.5)
         _accuracy_axes(ax, top=128)
         fig.tight_layout()
-    return _finished(fig)
+    return finished_figure(fig)
 
 
 # Figure 2: three-tier grading --------------------------------------------------------------------------
@@ -250,7 +250,7 @@ def three_tier_figure(summaries: Mapping[str, ThreeTierSummary]) -> Figure:
         ax.spines["left"].set_visible(False)
         _legend_on_top(ax, ncol=3)
         fig.tight_layout()
-    return _finished(fig)
+    return finished_figure(fig)
 
 
 # Figure 3: counterfactual ------------------------------------------------------------------------------
@@ -295,7 +295,7 @@ def counterfactual_figure(summaries: Mapping[str, CounterfactualSummary]) -> Fig
         if not_shown:  # say who is missing rather than let a reader think a run was forgotten
             ax.set_xlabel("No valid perturbation answered: " + ", ".join(not_shown), fontsize=7.5, color="#555555")
         fig.tight_layout()
-    return _finished(fig)
+    return finished_figure(fig)
 
 
 # Figure 4: error categories ----------------------------------------------------------------------------
@@ -329,7 +329,7 @@ def error_categories_figure(summaries: Mapping[str, ThreeTierSummary]) -> Figure
         ax.grid(axis="y", visible=False)
         _legend_on_top(ax, ncol=min(3, len(models)), title="Model (Level C answers)")
         fig.tight_layout()
-    return _finished(fig)
+    return finished_figure(fig)
 
 
 # Where the inflation comes from: the answer-format variants of notebook 01 ----------------------------
@@ -402,7 +402,7 @@ def variants_figure(summaries: Mapping[str, OptionBiasSummary]) -> Figure:
             side.grid(axis="x", visible=False)
             _legend_on_top(side, ncol=1)
         fig.tight_layout()
-    return _finished(fig)
+    return finished_figure(fig)
 
 
 # Each paper figure by name; which experiment's runs it draws comes from the registry.
