@@ -12,11 +12,11 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, TextIO
 
 from cfa_lib.paths import results_root
 
@@ -62,14 +62,15 @@ def new_run_id(model: str, dataset: str) -> str:
     return f"{stamp}_{safe_name(model)}_{dataset}"
 
 
-def write_json_atomic(data: Any, path: Path) -> Path:
-    """Write to a temporary file in the same folder, then rename: a crash never leaves half a file."""
+def write_atomic(path: Path | str, write: Callable[[TextIO], Any]) -> Path:
+    """`write(handle)` into a temporary file in the same folder, then rename: a crash never leaves half a file
+    (a results file is streamed into it, a review sheet written at once)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False, allow_nan=False)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -77,6 +78,14 @@ def write_json_atomic(data: Any, path: Path) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def write_text_atomic(text: str, path: Path | str) -> Path:
+    return write_atomic(path, lambda handle: handle.write(text))
+
+
+def write_json_atomic(data: Any, path: Path) -> Path:
+    return write_atomic(path, lambda handle: json.dump(data, handle, indent=2, ensure_ascii=False, allow_nan=False))
 
 
 def write_results(experiment: str, run_id: str, data: dict[str, Any]) -> Path:

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from cfa_lib.results import write_text_atomic
 from cfa_lib.review.items import VERDICTS, ReviewItem
 
 COLUMNS = ("item_id", "experiment", "question_id", "part", "seed", "kind", "allowed_verdicts", "question",
@@ -49,30 +48,13 @@ def export_row(item: ReviewItem, reviewer: str = "", verdict: str = "", note: st
             "response_stored": STORED[item.response_whole], "reviewer": reviewer, "verdict": verdict, "note": note}
 
 
-def write_atomic(text: str, path: Path) -> Path:
-    """Write to a temporary file beside `path`, then rename: a crash never leaves half a review."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
 def write_review(rows: Iterable[Mapping[str, str]], path: Path | str) -> Path:
     """The review file (UTF-8 with a byte-order mark, so spreadsheet programs read accents right)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, extrasaction="ignore")
     writer.writeheader()
     writer.writerows(rows)
-    return write_atomic("\ufeff" + buffer.getvalue(), Path(path))
+    return write_text_atomic("\ufeff" + buffer.getvalue(), Path(path))
 
 
 def export(items: Sequence[ReviewItem], path: Path | str) -> Path:
