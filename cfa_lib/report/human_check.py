@@ -23,6 +23,7 @@ from cfa_lib.paths import display_path
 from cfa_lib.report.figures import COLORS, FULL_WIDTH, empty_figure, publication_style
 from cfa_lib.report.format import DASH, ci, count, decimal, pct, pct_ci
 from cfa_lib.report.runs import model_label
+from cfa_lib.review.agreement import MIN_FOR_INTERVAL
 from cfa_lib.review.files import beside, review_file
 from cfa_lib.review.items import ours
 from cfa_lib.review.scoring import ReviewScore, score_review
@@ -93,9 +94,13 @@ def describe(run: LoadedRun | None, reviewed: Sequence[Reviewed]) -> str:
     return "\n\n".join(lines) if lines else "No review file exists for this experiment."
 
 
-def _kappa_cell(value: float | None, interval: tuple[float, float] | None) -> str:
+def _kappa_cell(value: float | None, interval: tuple[float, float] | None, n: int) -> str:
+    """A chance-corrected agreement with its interval; on fewer than MIN_FOR_INTERVAL items neither is
+    printed (one item more or less swings it by tenths)."""
     if value is None:
         return DASH
+    if n < MIN_FOR_INTERVAL:
+        return f"{DASH} (n < {MIN_FOR_INTERVAL})"
     return f"{value:.2f}" + ("" if interval is None else f" [{interval[0]:.2f}, {interval[1]:.2f}]")
 
 
@@ -106,9 +111,9 @@ def agreement_table(reviewed: Sequence[Reviewed]) -> pd.DataFrame:
         a, c = r.score.overall, r.score.ceiling
         rows.append({"run": r.label, "labels": count(r.score.labels), "cannot tell": count(r.score.cannot_tell),
                      "compared": count(a.n), "agreement (95% CI)": pct_ci(a.rate, a.rate_ci),
-                     "Cohen's κ": _kappa_cell(a.kappa, a.kappa_ci), "Scott's π": _kappa_cell(a.pi, a.pi_ci),
+                     "Cohen's κ": _kappa_cell(a.kappa, a.kappa_ci, a.n), "Scott's π": _kappa_cell(a.pi, a.pi_ci, a.n),
                      "reviewers' own agreement": DASH if c is None else
-                     f"{pct(c.rate)}, π {_kappa_cell(c.pi, None)} (n={c.n})"})
+                     f"{pct(c.rate)}, π {_kappa_cell(c.pi, c.pi_ci, c.n)} (n={c.n})"})
     return pd.DataFrame(rows).set_index("run") if rows else pd.DataFrame()
 
 
@@ -120,7 +125,8 @@ def by_path_table(reviewed: Sequence[Reviewed]) -> pd.DataFrame:
             for name, a in groups.items():
                 rows.append({"run": r.label, "by": kind, "group": name, "compared": count(a.n),
                              "cannot tell": count(a.cannot_tell), "agreement (95% CI)": pct_ci(a.rate, a.rate_ci),
-                             "Cohen's κ": _kappa_cell(a.kappa, a.kappa_ci), "Scott's π": _kappa_cell(a.pi, a.pi_ci)})
+                             "Cohen's κ": _kappa_cell(a.kappa, a.kappa_ci, a.n),
+                             "Scott's π": _kappa_cell(a.pi, a.pi_ci, a.n)})
     return pd.DataFrame(rows).set_index(["run", "by", "group"]) if rows else pd.DataFrame()
 
 
