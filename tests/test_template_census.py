@@ -7,8 +7,15 @@ import json
 import pytest
 
 from cfa_lib.data import load_dataset, questions_by_id
+from cfa_lib.paths import PROJECT_ROOT
 from cfa_lib.perturbation import dataset_census, load_templates, template_perturbations
-from cfa_lib.perturbation.census import CATEGORIES
+from cfa_lib.perturbation.census import (
+    CATEGORIES,
+    TEMPLATED,
+    WITHOUT_TEMPLATE,
+    question_classes,
+    template_coverage,
+)
 from cfa_lib.perturbation.templates import TemplateError
 
 
@@ -59,3 +66,20 @@ def test_a_draw_the_key_format_cannot_hold_is_drawn_again():
     assert record.status == "valid"
     key = float(record.choices[record.correct_letter].rstrip("%.")) / 100
     assert abs(key - record.new_answer_value) / record.new_answer_value <= 0.005
+
+
+def test_the_books_template_counts_are_the_census():
+    """The abstract, the method and the discussion state how many questions have a verified template; a
+    template fixed or retired must not leave them behind (they said 104 and 25 after #20 retired some)."""
+    easy, challenge = template_coverage("easy"), template_coverage("challenge")
+    computational = sum(c in (TEMPLATED, WITHOUT_TEMPLATE) for c in question_classes("easy").values())
+    book = PROJECT_ROOT / "book"
+    index, method, discussion = ((book / f"{name}.md").read_text(encoding="utf-8").replace("\n", " ")
+                                 for name in ("index", "method", "discussion"))
+    assert f"({easy['verified']} of CFA-Easy's {computational} computational questions and " \
+           f"{challenge['verified']} of CFA-Challenge's" in index
+    assert f"{computational} are computational; {easy['verified']} of these have a verified template and " \
+           f"{computational - easy['verified']} are listed" in method
+    assert f"computational and {challenge['verified']} templated." in method
+    assert f"perturbed: {easy['verified']} of 1,032 CFA-Easy questions" in discussion
+    assert f"{computational - easy['verified']} of the {computational} computational ones" in discussion
