@@ -31,15 +31,6 @@ def is_deterministic(given: bool | None, backend: Backend, params: dict[str, Any
     return from_env if from_env is not None else backend.deterministic(params)
 
 
-def retry_failed_option(given: bool | None) -> bool:
-    """The argument given, else CFA_RETRY_FAILED, else False."""
-    if given is not None:
-        if not isinstance(given, bool):
-            raise ValueError(f"retry_failed={given!r} is not valid: accepted values are True or False.")
-        return given
-    return bool(flag_from_env("CFA_RETRY_FAILED"))
-
-
 def kept(completion: Completion, deterministic: bool) -> bool:
     """Whether the cache stores this completion: every answer; a failure only when sending it again would
     give it back unchanged."""

@@ -13,7 +13,6 @@ from typing import Any, Literal
 
 from cfa_lib.checks import check_optional_flag, invalid, optional_positive_int
 
-from .determinism import retry_failed_option
 from .env import flag_from_env, positive_from_env
 
 DEFAULT_MAX_CONCURRENCY = 64  # a ceiling: the adaptive limit starts at 16 and grows while answers are clean
@@ -52,6 +51,12 @@ def check_fallback(value: Any, name: str = "batch_fallback") -> BatchFallback | 
     raise invalid(name, value, "'batch' or 'live'")
 
 
+def _flag(value: Any, name: str, variable: str) -> bool:
+    """True/False given, else the variable (1/0), else False."""
+    given = check_optional_flag(value, name)
+    return given if given is not None else bool(flag_from_env(variable))
+
+
 def resolve_options(given: dict[str, Any], defaults: dict[str, Any]) -> RunOptions:
     """`given` (the call's arguments), else `defaults` (the client's), else CFA_MAX_CONCURRENCY, CFA_BATCH,
     CFA_BATCH_FALLBACK, CFA_MAX_COST_USD, CFA_RETRY_FAILED, else 64, live, "batch", no cap, failures kept."""
@@ -65,11 +70,10 @@ def resolve_options(given: dict[str, Any], defaults: dict[str, Any]) -> RunOptio
     cap = check_cost_cap(pick["max_cost_usd"])
     if cap is None:
         cap = positive_from_env("CFA_MAX_COST_USD", float)
-    batch = check_optional_flag(pick["batch"], "batch")
     return RunOptions(
         max_concurrency=concurrency or DEFAULT_MAX_CONCURRENCY,
-        batch=batch if batch is not None else bool(flag_from_env("CFA_BATCH")),
+        batch=_flag(pick["batch"], "batch", "CFA_BATCH"),
         batch_fallback=fallback or "batch",
         max_cost_usd=float(cap) if cap is not None else None,
-        retry_failed=retry_failed_option(pick["retry_failed"]),
+        retry_failed=_flag(pick["retry_failed"], "retry_failed", "CFA_RETRY_FAILED"),
     )
