@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from cfa_lib.stats import cohen_kappa, wilson_interval
 
@@ -37,15 +36,22 @@ def kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
 
 
 def scott_pi(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
-    """Scott's pi (statsmodels' Fleiss kappa of two raters), or None when undefined."""
+    """Scott's pi (Fleiss' kappa of two raters), from the same table formula the bootstrap uses; None when
+    undefined."""
     _check_pairs(a, b)
     if not a or len(set(a) | set(b)) < 2:
         return None
-    codes = {label: i for i, label in enumerate(sorted(set(a) | set(b), key=repr))}
-    table, _ = aggregate_raters(np.array([[codes[x], codes[y]] for x, y in zip(a, b, strict=True)]))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        value = float(fleiss_kappa(table, method="fleiss"))
+    value = float(table_statistics(_tables(a, b, np.arange(len(a))[None, :]).astype(float))[1][0])
     return None if np.isnan(value) else value
+
+
+def _tables(a: Sequence[Hashable], b: Sequence[Hashable], picks: np.ndarray) -> np.ndarray:
+    """One square contingency table (rater a's label by rater b's) per row of `picks` (indices of items)."""
+    codes = {label: i for i, label in enumerate(sorted(set(a) | set(b), key=repr))}
+    k = len(codes)
+    cells = np.array([codes[x] * k + codes[y] for x, y in zip(a, b, strict=True)])
+    chosen = cells[picks] + np.arange(len(picks))[:, None] * k * k
+    return np.bincount(chosen.ravel(), minlength=len(picks) * k * k).reshape(len(picks), k, k)
 
 
 def table_statistics(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -69,12 +75,8 @@ def bootstrap_intervals(a: Sequence[Hashable], b: Sequence[Hashable], confidence
     _check_pairs(a, b)
     if len(a) < MIN_FOR_INTERVAL:
         return None, None
-    codes = {label: i for i, label in enumerate(sorted(set(a) | set(b), key=repr))}
-    k = len(codes)
-    cells = np.array([codes[x] * k + codes[y] for x, y in zip(a, b, strict=True)])
-    picks = np.random.default_rng(seed).integers(0, len(cells), (resamples, len(cells)))
-    chosen = cells[picks] + np.arange(resamples)[:, None] * k * k
-    tables = np.bincount(chosen.ravel(), minlength=resamples * k * k).reshape(resamples, k, k)
+    picks = np.random.default_rng(seed).integers(0, len(a), (resamples, len(a)))
+    tables = _tables(a, b, picks)
     tail = (1 - confidence) / 2 * 100
     out = []
     for values in table_statistics(tables.astype(float)):
