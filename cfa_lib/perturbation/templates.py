@@ -175,11 +175,12 @@ def _verify_parameters(question: Question, template: Template) -> tuple[Verifica
         raise _Failed("domain", f"the original values break the validity domain: {broken}")
     for name, info in parameters.items():
         word = stated_direction(question.stem, info.spec.span)
+        if not word or name in domain.names:
+            continue
         start = question.stem.find(info.spec.span)
         before = [other for other, o in parameters.items() if other != name and o.spec.kind == info.spec.kind
                   and 0 <= start - question.stem.find(o.spec.span) <= 200]
-        if word and before and name not in domain.names and any(
-                changeable(parameters[n], parameters) for n in (name, *before)):
+        if before and any(changeable(parameters[n], parameters) for n in (name, *before)):
             raise _Failed("domain", f"the stem says {info.spec.span!r} ({name}) is where a change from "
                                     f"{before[-1]} ended ({word!r}): a domain condition must keep that direction")
     formula = written.get("formula")
