@@ -13,9 +13,25 @@ VARIANTS ?= options_only none_of_the_above shuffled reason_then_choose
 
 .PHONY: install test book notebooks figures html pdf lab browser clean
 
-$(STAMP): pyproject.toml
+# The embedded model's engine, built for any x86-64 CPU with AVX2 (2013 on) rather than for the CPU that
+# compiles it: pip's default build uses -march=native, which on a Xeon with AMX compiles in a kernel that
+# crashes (llama.cpp issue 20824), and a wheel built so crashes or computes differently on another CPU.
+# The wheel is kept in WHEELHOUSE (its flags are in its folder's name, so a native wheel in pip's own cache
+# is never taken) and reinstalled over whatever a venv had.
+LLAMA_CPP_VERSION := 0.3.36
+LLAMA_CMAKE_ARGS  := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+                     -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+WHEELHOUSE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/cfa-lib/wheels/llama-cpp-python-$(LLAMA_CPP_VERSION)-portable-avx2
+LLAMA_WHEEL = $(BIN)/python -m pip install --quiet --no-deps --force-reinstall --no-index --find-links $(WHEELHOUSE) \
+              'llama-cpp-python==$(LLAMA_CPP_VERSION)'
+
+$(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(LLAMA_WHEEL) 2>/dev/null || { \
+	  echo "Building llama-cpp-python $(LLAMA_CPP_VERSION) for any AVX2 CPU (about 5 minutes, once per machine)"; \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel --quiet --no-deps --no-cache-dir \
+	    --no-binary llama-cpp-python -w $(WHEELHOUSE) 'llama-cpp-python==$(LLAMA_CPP_VERSION)' && $(LLAMA_WHEEL); }
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

@@ -17,17 +17,25 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 from cfa_lib.answers.open_answer import VERDICTS, grade_choice, grade_open_answer
 from cfa_lib.data import DATASET_NAMES, dataset_of, questions_by_id
 
 
-def grade_lines(lines, dataset: str | None = None, tolerance: float = 0.02):
-    """(verdict rows, bad-line messages) for an iterable of JSONL lines."""
+def grade_lines(lines: Iterable[str | bytes], dataset: str | None = None, tolerance: float = 0.02):
+    """(verdict rows, bad-line messages) for an iterable of JSONL lines, text or bytes (a line that is not
+    UTF-8 is named and skipped, the rest graded)."""
     rows: list[dict] = []
     bad: list[str] = []
     for number, line in enumerate(lines, start=1):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                bad.append(f"line {number}: not UTF-8 (byte {line[error.start]:#04x} at column {error.start + 1})")
+                continue
         if not line.strip():
             continue
         try:
@@ -79,11 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.tolerance < 0:
         parser.error(f"--tolerance={args.tolerance} must be a non-negative number")
     try:
-        text = args.responses.read_text(encoding="utf-8")
+        data = args.responses.read_bytes()
     except OSError as error:
         print(f"cannot read {args.responses}: {error.strerror}", file=sys.stderr)
         return 2
-    rows, bad = grade_lines(text.splitlines(), args.dataset, args.tolerance)
+    rows, bad = grade_lines(data.removeprefix(b"\xef\xbb\xbf").splitlines(), args.dataset, args.tolerance)
     out = args.out or args.responses.with_suffix(".verdicts.jsonl")
     out.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
     for message in bad:

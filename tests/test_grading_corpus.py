@@ -248,3 +248,18 @@ def test_grade_command(tmp_path):
     assert verdicts[2] == {"question_id": "challenge_61", "verdict": "correct", "value": 0.45, "unit": "%",
                            "answer_source": "heuristic", "reason": verdicts[2]["reason"]}
     assert "correct    2" in done.stdout and "bad lines  3" in done.stdout
+
+
+def test_grade_command_skips_an_undecodable_line_and_grades_the_rest(tmp_path):
+    good = json.dumps({"question_id": "easy_3", "response": "FINAL ANSWER: $113,733"}).encode()
+    latin1 = json.dumps({"question_id": "easy_3", "response": "FINAL ANSWER: 113 733 €"},
+                        ensure_ascii=False).encode("cp1252")  # a Windows export, not UTF-8
+    source = tmp_path / "responses.jsonl"
+    source.write_bytes(b"\xef\xbb\xbf" + good + b"\n" + latin1 + b"\n" + good + b"\n")
+    out = tmp_path / "verdicts.jsonl"
+    done = subprocess.run([sys.executable, "-m", "cfa_lib.grade", str(source), "--out", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    assert done.returncode == 1, done.stderr
+    assert "line 2: not UTF-8 (byte 0x80 at column" in done.stderr and "Traceback" not in done.stderr
+    assert [json.loads(line)["verdict"] for line in out.read_text(encoding="utf-8").splitlines()] == ["correct"] * 2
+    assert "bad lines  1" in done.stdout

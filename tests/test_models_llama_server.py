@@ -124,3 +124,19 @@ def test_concurrent_batch_then_rerun_from_cache_makes_no_calls(proxy, tmp_path: 
     )
     assert counter.counts[CHAT] == 6  # zero calls the second time
     assert all(c.cached for c in second) and [c.text for c in second] == [c.text for c in first]
+
+
+def test_a_refused_json_schema_is_asked_once_per_server_and_recorded(proxy, tmp_path: Path) -> None:
+    """llama-cpp-python's server refuses OpenAI's json_schema response_format with HTTP 500; the engine learns
+    it from one request and sends json_object + schema from then on, for every client of that server."""
+    base_url, counter = proxy
+    requests = [Request([{"role": "user", "content": f"Which is a currency ({i})? A: Euro B: Paris C: Apple."}],
+                        {"max_tokens": 16}, Pick) for i in range(4)]
+    subject = get_client("openai/smollm2", base_url=base_url, cache_dir=tmp_path / "a")
+    judge = get_client("openai/smollm2", base_url=base_url, cache_dir=tmp_path / "b")  # a second client, same server
+    replies = [c for client in (subject, judge) for c in client.complete_many(requests, max_concurrency=4,
+                                                                              progress=False)]
+    assert all(c.ok for c in replies), [c.error for c in replies]
+    assert counter.statuses[f"{CHAT} 500"] == 1 and counter.statuses[f"{CHAT} 200"] == 8
+    refused = subject.engine_stats()["refused"]["json_schema"]
+    assert refused.startswith("HTTP 500") and "Input should be 'text' or 'json_object'" in refused

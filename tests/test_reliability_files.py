@@ -21,7 +21,6 @@ from cfa_lib.experiments.option_bias import OPTION_BIAS
 from cfa_lib.experiments.registry import EXPERIMENTS
 from cfa_lib.experiments.settings import Settings
 from cfa_lib.models import get_client
-from cfa_lib.models.errors import CacheError
 from cfa_lib.results import ResultsFileError, write_json_atomic, write_results
 
 REFERENCE = ROOT / "datasets" / "reference_runs" / "A5_option_bias_gpt-4o-mini.json"
@@ -92,42 +91,41 @@ def test_a_malformed_dataset_row_names_the_file_and_the_row(tmp_path: Path, monk
     assert len(Settings(model=FAKE_MODEL, limit=3).questions()) == 3  # rows before it are fine
 
 
-def test_a_cache_that_is_not_a_database_is_named(tmp_path: Path) -> None:
+def test_a_cache_that_is_not_a_database_is_kept_aside_by_name(tmp_path: Path, caplog: pytest.LogCaptureFixture
+                                                               ) -> None:
     file = garbage_cache(tmp_path / "cache")
-    with pytest.raises(CacheError) as caught:
-        get_client(FAKE_MODEL, cache_dir=file.parent)
-    assert str(file) in str(caught.value) and "CFA_CACHE_DIR" in str(caught.value)
+    client = get_client(FAKE_MODEL, cache_dir=file.parent)  # a new cache beside the damaged one, kept as it was
+    [kept] = [f for f in file.parent.glob("completions.sqlite.damaged-*") if not f.name.endswith(("-wal", "-shm"))]
+    assert len(client.cache) == 0 and kept.read_bytes().startswith(b"not a database")
+    assert f"completion cache {file} was damaged" in caplog.text and str(kept) in caplog.text
 
 
 @pytest.mark.slow
-def test_notebooks_stop_on_a_broken_dataset_or_cache_naming_the_file(tmp_path: Path) -> None:
+def test_notebooks_stop_on_a_broken_dataset_and_salvage_a_broken_cache_naming_the_file(tmp_path: Path) -> None:
     bad_row = dataset_copy_with_bad_row(tmp_path / "data")
     bad_cache = garbage_cache(tmp_path / "badcache")
     with fake_server() as (url, app):
-        runs = {
-            "dataset": ("01_option_bias.ipynb", run_env(tmp_path / "a", url, CFA_DATASETS_DIR=str(bad_row.parent)),
-                        str(bad_row), "DatasetError"),
-            "cache": ("02_three_tier.ipynb", run_env(tmp_path / "b", url, cache=bad_cache.parent),
-                      str(bad_cache), "CacheError"),
-        }
+        envs = {"dataset": ("01_option_bias.ipynb", run_env(tmp_path / "a", url, CFA_DATASETS_DIR=str(bad_row.parent))),
+                "cache": ("02_three_tier.ipynb", run_env(tmp_path / "b", url, cache=bad_cache.parent))}
 
         def run(name: str):
-            notebook, env, _, _ = runs[name]
+            notebook, env = envs[name]
             return papermill(notebook, tmp_path / f"{name}.ipynb", env, {"model": FAKE_MODEL, "limit": 5})
 
         with ThreadPoolExecutor(2) as pool:
-            done = dict(zip(runs, pool.map(run, runs), strict=True))
-        requests = app.stats()["requests"]
-    for name, (_, _, file, kind) in runs.items():
-        error = first_error(tmp_path / f"{name}.ipynb")
-        passed = done[name].returncode != 0 and error is not None and file in error[2] and error[2].startswith(kind)
-        record(f"files/notebook-{name}", theme="Bad input", title=f"a broken {name} file stops the notebook",
-               passed=passed and requests == 0,
-               figures={"exit code": done[name].returncode, "message": error[2] if error else None,
-                        "model calls": requests})
-        assert done[name].returncode != 0
-        assert error is not None and error[2].startswith(kind) and file in error[2], error
-    assert requests == 0
+            done = dict(zip(envs, pool.map(run, envs), strict=True))
+    error = first_error(tmp_path / "dataset.ipynb")
+    stopped = done["dataset"].returncode != 0 and error is not None and error[2].startswith("DatasetError")
+    record("files/notebook-dataset", theme="Bad input", title="a broken dataset file stops the notebook",
+           passed=stopped and str(bad_row) in error[2],
+           figures={"exit code": done["dataset"].returncode, "message": error[2] if error else None})
+    assert stopped and str(bad_row) in error[2], error
+    executed = (tmp_path / "cache.ipynb").read_text(encoding="utf-8")
+    kept = [f for f in bad_cache.parent.glob("completions.sqlite.damaged-*") if not f.name.endswith(("-wal", "-shm"))]
+    salvaged = done["cache"].returncode == 0 and len(kept) == 1 and f"{bad_cache} was damaged" in executed
+    record("files/notebook-cache", theme="Bad input", title="a broken cache file is kept aside, the notebook goes on",
+           passed=salvaged, figures={"exit code": done["cache"].returncode, "kept aside": [f.name for f in kept]})
+    assert salvaged, done["cache"].stderr[-2000:]
 
 
 # -- atomic writes ---------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ client.engine_stats()  # concurrency history, 429s, batch ids, spend: for a resu
 
 from .cache import CompletionCache, default_cache_dir
 from .client import ModelClient
-from .errors import CacheError, ModelSpecError, ModelUnavailableError, SpendCapReached
+from .errors import CacheError, ModelSpecError, ModelUnavailableError, RunFailedError, SpendCapReached
 from .factory import get_client
 from .keyed import complete_keyed
 from .limiter import AdaptiveLimit
@@ -32,6 +32,7 @@ __all__ = [
     "ModelUnavailableError",
     "Request",
     "RetryPolicy",
+    "RunFailedError",
     "RunOptions",
     "SpendCapReached",
     "default_cache_dir",

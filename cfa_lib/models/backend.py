@@ -60,6 +60,9 @@ class Backend(Protocol):
 
     def count_tokens(self, texts: list[str]) -> TokenCount: ...
 
+    def refusals(self) -> dict[str, str]:
+        """Capabilities the server refused in this process, and why (recorded in a results file's metadata)."""
+
 
 class ServerReplies:
     """What the servers (OpenAI, Ollama) share: replies that may vary between calls (unless the user marks the
@@ -70,6 +73,9 @@ class ServerReplies:
 
     def constrained_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         return schema
+
+    def refusals(self) -> dict[str, str]:
+        return {}
 
 
 def is_loopback(url: str | None) -> bool:

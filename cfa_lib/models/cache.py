@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import socket
 import sqlite3
@@ -21,11 +22,15 @@ from typing import Any
 
 from cfa_lib.paths import PROJECT_ROOT
 
+from .cache_salvage import salvage
 from .errors import CacheError
+
+log = logging.getLogger("cfa_lib.models")
 
 CACHE_FILE = "completions.sqlite"
 CLAIM_MAX_AGE_S = 3600.0  # a claim older than this is abandoned even if its process seems alive
 HOST = socket.gethostname()
+_checked: set[Path] = set()  # cache files this process has checked for damage
 
 
 def default_cache_dir() -> Path:
@@ -59,20 +64,69 @@ class CompletionCache:
             return conn
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA busy_timeout = 30000")
-            _when_unlocked(lambda: _use_wal(conn))
-            conn.execute("PRAGMA synchronous = NORMAL")
-            _when_unlocked(lambda: _create_tables(conn))
-        except sqlite3.DatabaseError as exc:
-            raise CacheError(
-                f"completion cache {self.path} is not a usable SQLite database ({exc}); "
-                "move or delete it, or set CFA_CACHE_DIR to another folder"
-            ) from exc
         except OSError as exc:
             raise CacheError(f"cannot create the completion cache folder {self.directory}: {exc}") from exc
+        if self.path not in _checked:  # once per file and process: a damaged file is salvaged, never refused
+            self._salvage_if_damaged()
+            _checked.add(self.path)
+        try:
+            conn = self._open()
+        except sqlite3.DatabaseError:  # damaged since it was checked (another process, a full disk)
+            self._salvage_if_damaged()
+            try:
+                conn = self._open()
+            except sqlite3.DatabaseError as exc:
+                raise CacheError(f"completion cache {self.path} cannot be used even after salvaging it ({exc}); "
+                                 "set CFA_CACHE_DIR to another folder") from exc
         self._local.conn = conn
         return conn
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout = 30000")
+        _when_unlocked(lambda: _use_wal(conn))
+        conn.execute("PRAGMA synchronous = NORMAL")
+        _when_unlocked(lambda: _create_tables(conn))
+        return conn
+
+    def _salvage_if_damaged(self) -> None:
+        done = salvage(self.path, _create_tables)
+        if done is not None:
+            log.warning("completion cache %s was damaged: %s", self.path, done)
+
+    def _set_aside(self, conn: sqlite3.Connection, key: str, payload: str, reason: str) -> None:
+        """Move an entry that cannot be read into the table set_aside (kept for inspection), inside the
+        caller's write transaction; the request is then sent again once, like one never asked."""
+        conn.execute("INSERT INTO set_aside (key, model, created, payload, reason, moved) "
+                     "SELECT key, model, created, payload, ?, ? FROM completions WHERE key = ?",
+                     (reason, time.time(), key))
+        conn.execute("DELETE FROM completions WHERE key = ? AND payload = ?", (key, payload))
+        log.warning("completion cache %s: entry %s cannot be read (%s); it is kept in the table set_aside "
+                    "and its request is sent again", self.path, key, reason)
+
+    def _answers(self, conn: sqlite3.Connection, rows: Iterable[tuple[str, str]], failures: bool,
+                 in_write: bool = False) -> dict[str, dict[str, Any]]:
+        """{key: answer} of stored rows; a row that cannot be read is set aside (in the caller's write
+        transaction when `in_write`, else in one of its own) and counts as not stored."""
+        found: dict[str, dict[str, Any]] = {}
+        unreadable: list[tuple[str, str, str]] = []
+        for key, payload in rows:
+            try:
+                answer = _answer(payload, failures)
+            except _Unreadable as exc:
+                unreadable.append((key, payload, str(exc)))
+                continue
+            if answer is not None:
+                found[key] = answer
+        if unreadable:
+            if in_write:
+                for entry in unreadable:
+                    self._set_aside(conn, *entry)
+            else:
+                with self._write() as writer:
+                    for entry in unreadable:
+                        self._set_aside(writer, *entry)
+        return found
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -84,8 +138,9 @@ class CompletionCache:
 
     def get(self, key: str, failures: bool = True) -> dict[str, Any] | None:
         """The stored completion; a stored failure (determinism.py) only when `failures`."""
-        row = self._connect().execute("SELECT payload FROM completions WHERE key = ?", (key,)).fetchone()
-        return _answer(row[0], failures) if row else None
+        conn = self._connect()
+        rows = conn.execute("SELECT key, payload FROM completions WHERE key = ?", (key,)).fetchall()
+        return self._answers(conn, rows, failures).get(key)
 
     def get_many(self, keys: Iterable[str], failures: bool = True) -> dict[str, dict[str, Any]]:
         """One query per 500 keys rather than one per key, so a warm-cache rerun is fast; 500 stays under
@@ -96,11 +151,8 @@ class CompletionCache:
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for key, payload in conn.execute(
-                f"SELECT key, payload FROM completions WHERE key IN ({marks})", chunk
-            ):
-                if (answer := _answer(payload, failures)) is not None:
-                    found[key] = answer
+            found.update(self._answers(conn, conn.execute(
+                f"SELECT key, payload FROM completions WHERE key IN ({marks})", chunk).fetchall(), failures))
         return found
 
     def put(self, key: str, model: str, payload: dict[str, Any], session: str | None = None) -> None:
@@ -193,8 +245,8 @@ class CompletionCache:
         process that died (kill -9) is taken over. A stored failure is an answer only when `failures`."""
         with self._write() as conn:
             if use_cached:
-                row = conn.execute("SELECT payload FROM completions WHERE key = ?", (key,)).fetchone()
-                if row and (answer := _answer(row[0], failures)) is not None:
+                rows = conn.execute("SELECT key, payload FROM completions WHERE key = ?", (key,)).fetchall()
+                if (answer := self._answers(conn, rows, failures, in_write=True).get(key)) is not None:
                     return False, answer
             holder = conn.execute("SELECT pid, host, since FROM claims WHERE key = ?", (key,)).fetchone()
             if holder is not None and not _abandoned(*holder):
@@ -215,11 +267,9 @@ class CompletionCache:
                 chunk = keys[start : start + 500]
                 marks = ",".join("?" * len(chunk))
                 if use_cached:
-                    for key, payload in conn.execute(
-                        f"SELECT key, payload FROM completions WHERE key IN ({marks})", chunk
-                    ):
-                        if (answer := _answer(payload, failures)) is not None:
-                            answered[key] = answer
+                    answered.update(self._answers(conn, conn.execute(
+                        f"SELECT key, payload FROM completions WHERE key IN ({marks})", chunk).fetchall(),
+                        failures, in_write=True))
                 held = {key: (pid, host, since) for key, pid, host, since in conn.execute(
                     f"SELECT key, pid, host, since FROM claims WHERE key IN ({marks})", chunk)}
                 free = [k for k in chunk if k not in answered and (k not in held or _abandoned(*held[k]))]
@@ -260,9 +310,18 @@ class _Pending:
     error: BaseException | None = None
 
 
+class _Unreadable(ValueError):
+    """A stored entry that is not a completion (not JSON, or not a JSON object)."""
+
+
 def _answer(payload: str, failures: bool) -> dict[str, Any] | None:
     """A stored completion as the caller asked for it: a stored failure is left out unless `failures`."""
-    answer = json.loads(payload)
+    try:
+        answer = json.loads(payload)
+    except ValueError as exc:
+        raise _Unreadable(f"not valid JSON: {exc}") from None
+    if not isinstance(answer, dict):
+        raise _Unreadable(f"a JSON {type(answer).__name__}, not an object")
     return answer if failures or answer.get("ok", True) else None
 
 
@@ -279,6 +338,11 @@ def _create_tables(conn: sqlite3.Connection) -> None:
         "CREATE TABLE IF NOT EXISTS batch_jobs ("
         " tag TEXT PRIMARY KEY, batch_id TEXT, model TEXT NOT NULL, keys TEXT NOT NULL,"
         " pid INTEGER NOT NULL, host TEXT NOT NULL, created REAL NOT NULL)"
+    )
+    conn.execute(  # entries that could not be read, kept for inspection (their requests were sent again)
+        "CREATE TABLE IF NOT EXISTS set_aside ("
+        " key TEXT NOT NULL, model TEXT NOT NULL, created REAL NOT NULL, payload TEXT NOT NULL,"
+        " reason TEXT NOT NULL, moved REAL NOT NULL)"
     )
     conn.execute(  # what each spend session paid, for max_cost_usd
         "CREATE TABLE IF NOT EXISTS spend ("

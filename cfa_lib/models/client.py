@@ -318,7 +318,7 @@ class ModelClient(LiveSending, BatchRounds):
 
     def engine_stats(self) -> dict[str, Any]:
         """JSON-safe stats of this model's requests in this process, for a results file's metadata:
-        concurrency-limit history ([seconds, limit] changes), 429s, batch ids, spend so far."""
+        concurrency-limit history ([seconds, limit] changes), 429s, batch ids, spend so far, refusals."""
         return {
             "model": self.spec.name,
             **self.limit.stats(),
@@ -326,6 +326,7 @@ class ModelClient(LiveSending, BatchRounds):
             "batch_requests": self._batch_requests,
             "spent_usd": round(self.cache.spent(spend_session()), 6),
             "max_cost_usd": self._cap,
+            "refused": self.backend.refusals(),  # e.g. a server that refused json_schema, and its words
         }
 
     def _log_call(self, desc: str | None, n: int, todo: list[str], batch: bool, wall_s: float,

@@ -1,4 +1,5 @@
-"""Exceptions raised before any question is asked (bad name, backend not ready, broken cache)."""
+"""The engine's errors a user acts on: a bad name, a backend not ready, a broken cache, a run whose every
+request failed, the spend cap."""
 
 from __future__ import annotations
 
@@ -13,6 +14,16 @@ class ModelUnavailableError(RuntimeError):
 
 class CacheError(RuntimeError):
     """The completion cache file cannot be used; the message names the file."""
+
+
+class RunFailedError(RuntimeError):
+    """Every request of a batch failed (a server down or crashed mid-run): nothing worth a results file."""
+
+    def __init__(self, model: str, what: str, failed: list[str]) -> None:
+        super().__init__(
+            f"all {len(failed)} requests to {model} failed ({what}); the first error: {failed[0]}. No results "
+            "file was written; what was answered is cached, so the same command resumes once the model answers."
+        )
 
 
 class SpendCapReached(RuntimeError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any, TypeVar
 
+from .errors import RunFailedError
 from .types import Completion, Request
 
 Key = TypeVar("Key", bound=Hashable)
@@ -20,4 +21,7 @@ def complete_keyed(client: Any, requests: Mapping[Key, Request], **options: Any)
     if not keys:
         return {}
     completions = client.complete_many([requests[key] for key in keys], **options)
+    failed = [c.error or "" for c in completions if c.error_kind == "failed"]
+    if len(failed) == len(completions):  # the server is down or crashed: nothing here is worth grading
+        raise RunFailedError(client.spec.name, options.get("desc") or "a batch of requests", failed)
     return dict(zip(keys, completions, strict=True))

@@ -14,6 +14,7 @@ from typing import Any
 from .backend import Messages, RawReply, TokenCount
 from .bounds import bounded, reply_tokens
 from .errors import ModelUnavailableError
+from .llama_build import check_build
 from .names import ModelSpec
 from .schema import json_schema_of
 from .thinking import split_thinking
@@ -38,12 +39,14 @@ def _close_models() -> None:
 
 
 def _llama_class() -> Any:
+    """llama-cpp-python's Llama, once its build is known to run on this CPU (llama_build)."""
     try:
         from llama_cpp import Llama
     except ImportError as exc:
         raise ModelUnavailableError(
-            "local models need llama-cpp-python: pip install llama-cpp-python"
+            "local models need llama-cpp-python: run `make install` (README: the embedded model)"
         ) from exc
+    check_build()
     return Llama
 
 
@@ -93,6 +96,9 @@ class LocalBackend:
     def constrained_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         """Every string and list bounded, so a structured reply ends within its budget (bounds.py)."""
         return bounded(schema)
+
+    def refusals(self) -> dict[str, str]:
+        return {}
 
     def check(self) -> None:
         if not self.path.is_file():

@@ -62,6 +62,42 @@ def reply_from(response: ChatCompletion) -> RawReply:
     )
 
 
+class SchemaDialects:
+    """What each server accepts for structured replies, learned once per process and shared by every client of
+    it: OpenAI's `json_schema` until the server refuses it, then llama.cpp's `json_object` + schema. Until a
+    server has accepted or refused, one structured request at a time probes it, so a refusal costs one
+    request, not one per request in flight."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._known: dict[str, str] = {}  # server -> "json_schema" | "json_object"
+        self._refused: dict[str, str] = {}  # server -> why json_schema was refused
+        self._probes: dict[str, threading.Lock] = {}
+
+    def dialect(self, server: str) -> str:
+        return self._known.get(server, "json_schema")
+
+    def known(self, server: str) -> bool:
+        return server in self._known
+
+    def probe(self, server: str) -> threading.Lock:
+        with self._lock:
+            return self._probes.setdefault(server, threading.Lock())
+
+    def accepted(self, server: str) -> None:
+        self._known.setdefault(server, "json_schema")
+
+    def refused(self, server: str, why: str) -> None:
+        self._known[server] = "json_object"
+        self._refused.setdefault(server, why[:300])
+
+    def refusals(self, server: str) -> dict[str, str]:
+        return {"json_schema": self._refused[server]} if server in self._refused else {}
+
+
+DIALECTS = SchemaDialects()
+
+
 def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
     """llama.cpp's server answers 500 with a validation error naming response_format; others 400/422."""
     text = str(exc)
@@ -80,8 +116,6 @@ class OpenAIBackend(ServerReplies):
         self._client: openai.OpenAI | None = None
         self._lock = threading.Lock()
         self._warned: set[str] = set()
-        # OpenAI's json_schema response_format; llama.cpp's server only knows json_object + schema.
-        self._schema_dialect = "json_schema"
         self._formats: dict[tuple[str, Any], dict[str, Any]] = {}
 
     def __repr__(self) -> str:
@@ -148,16 +182,33 @@ class OpenAIBackend(ServerReplies):
                     "(e.g. python -m llama_cpp.server --model X.gguf) or fix OPENAI_BASE_URL / base_url="
                 ) from exc
 
+    @property
+    def server(self) -> str:
+        return self.base_url or "https://api.openai.com/v1"
+
+    def refusals(self) -> dict[str, str]:
+        """The capabilities this server refused in this process, and why (a results file's metadata)."""
+        return DIALECTS.refusals(self.server)
+
     def call(self, messages: Messages, params: dict[str, Any], schema: Schema | None) -> RawReply:
+        if schema is not None and not DIALECTS.known(self.server):
+            with DIALECTS.probe(self.server):  # the first structured request alone, until the server has answered
+                return self._call(messages, params, schema)
+        return self._call(messages, params, schema)
+
+    def _call(self, messages: Messages, params: dict[str, Any], schema: Schema | None) -> RawReply:
         try:
             try:
                 response = self._create(messages, params, schema)
+                if schema is not None:
+                    DIALECTS.accepted(self.server)
             except openai.APIStatusError as exc:
-                if schema is None or self._schema_dialect != "json_schema" or not _rejects_json_schema(exc):
+                if schema is None or DIALECTS.dialect(self.server) != "json_schema" or not _rejects_json_schema(exc):
                     raise
-                # A compatible server that rejects json_schema: fall back once to json_object + schema.
-                self._schema_dialect = "json_object"
-                log.info("%s rejected response_format json_schema; using json_object", self.base_url)
+                # A compatible server that refuses json_schema: json_object + schema from now on, for every client
+                DIALECTS.refused(self.server, f"HTTP {exc.status_code}: {exc.message}")
+                log.warning("%s refused response_format json_schema (HTTP %s); json_object + schema is sent "
+                            "instead for the rest of the run", self.server, exc.status_code)
                 response = self._create(messages, params, schema)
         except openai.APIStatusError as exc:
             raise status_error(exc) from exc
@@ -188,10 +239,11 @@ class OpenAIBackend(ServerReplies):
 
     def _response_format(self, schema: Schema) -> dict[str, Any]:
         """Built once per schema and dialect (a deep copy and a walk of the schema each time add up)."""
-        memo_key = (self._schema_dialect, schema if isinstance(schema, type) else json.dumps(schema, sort_keys=True))
+        dialect = DIALECTS.dialect(self.server)
+        memo_key = (dialect, schema if isinstance(schema, type) else json.dumps(schema, sort_keys=True))
         if memo_key not in self._formats:
             plain = json_schema_of(schema)
-            if self._schema_dialect == "json_object":
+            if dialect == "json_object":
                 self._formats[memo_key] = {"type": "json_object", "schema": plain}
             else:
                 strict = strict_schema(plain)

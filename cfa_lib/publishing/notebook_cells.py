@@ -41,9 +41,11 @@ def setup(*imports: str) -> dict:
     own = [line for line in imports if line not in ipython]
     shared = ["from cfa_lib.experiments.execute import run_or_load",
               "from cfa_lib.experiments.settings import Settings",
-              "from cfa_lib.report import figures, notebook_tables", "from cfa_lib.report.runs import by_model"]
+              "from cfa_lib.report import figures, notebook_tables", "from cfa_lib.report.runs import by_model",
+              "from cfa_lib.publishing.notebook_errors import show_user_errors_briefly"]
     ours = sorted(own + [line for line in shared if not any(o.startswith(line) for o in own)])
-    return code("\n\n".join("\n".join(block) for block in (ipython, ours) if block) + "\n\nfigures.use_style()")
+    imports = "\n\n".join("\n".join(block) for block in (ipython, ours) if block)
+    return code(f"{imports}\n\nfigures.use_style()\nshow_user_errors_briefly()  # a bad parameter: one sentence")
 
 
 JUDGED_SETTINGS = (  # notebooks 01 and 02: the shared parameters, a judge and a tolerance

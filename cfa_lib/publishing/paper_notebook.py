@@ -31,10 +31,12 @@ One row per results file: the label used in the tables and figures, where the fi
 many questions it holds.
 """),
     code("""
+from cfa_lib.publishing.notebook_errors import show_user_errors_briefly
 from cfa_lib.report import figures, paper_tables
 from cfa_lib.report.runs import collect_all
 
 figures.use_style()
+show_user_errors_briefly()  # a results file that cannot be read: one sentence
 runs = collect_all(results_dir, include_reference)
 paper_tables.runs_overview(runs)
 """),

@@ -23,7 +23,7 @@ from typing import Any
 from cfa_lib.data import DATASET_NAMES
 from cfa_lib.experiments.registry import EXPERIMENTS, FIGURES_NOTEBOOK
 from cfa_lib.experiments.variants import check_variants
-from cfa_lib.models import parse_model_name
+from cfa_lib.models import ModelSpecError, parse_model_name
 from cfa_lib.paths import BUILD_DIR, NOTEBOOKS_DIR, PROJECT_ROOT, results_root
 from cfa_lib.results import safe_name
 
@@ -57,6 +57,17 @@ def parse_limit(text: str | None) -> int | None:
             f"--limit {text!r} is not valid: accepted values are a positive integer, or '' / none for the "
             "whole dataset."
         )
+    return value
+
+
+def positive_int(text: str) -> int:
+    """--max-concurrency and --jobs: checked here, before any notebook starts."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not valid: accepted values are a positive integer, such as 8.")
     return value
 
 
@@ -117,27 +128,90 @@ def use_this_python_as_kernel() -> None:
     # `make book` log, so the kernel logs nothing below critical (a failing cell still fails the run with its traceback;
     # the KeyboardInterrupt papermill sends at shutdown is not an error either)
     argv = [sys.executable, "-m", "ipykernel_launcher", "--IPKernelApp.log_level=CRITICAL", "-f", "{connection_file}"]
-    write_kernel_spec(spec, overrides={"display_name": "Python 3 (cfa-lib)", "argv": argv})
+    # a crash in compiled code (a segmentation fault) prints the Python stack into the kernel's log
+    write_kernel_spec(spec, overrides={"display_name": "Python 3 (cfa-lib)", "argv": argv,
+                                       "env": {"PYTHONFAULTHANDLER": "1"}})
     os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(kernels), os.environ.get("JUPYTER_PATH")]))
 
 
 def run_job(job: Job) -> float:
     import papermill
+    from nbclient.exceptions import DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
     if not job.notebook.is_file():
         raise PipelineError(f"notebook {job.notebook} does not exist.")
     job.output.parent.mkdir(parents=True, exist_ok=True)
+    log = kernel_log(job)
     start = time.monotonic()
     try:
         papermill.execute_notebook(str(job.notebook), str(job.output), parameters=job.parameters,
-                                   kernel_name=KERNEL_NAME, cwd=str(PROJECT_ROOT), progress_bar=False)
+                                   kernel_name=KERNEL_NAME, cwd=str(PROJECT_ROOT), progress_bar=False,
+                                   kernel_manager_class=logged_kernel_manager(log))
     except PapermillExecutionError as exc:
         raise PipelineError(
             f"{job.notebook.name} ({job.label}) failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}\n"
-            f"The partially executed notebook is {job.output}"
+            f"The partially executed notebook is {_short(job.output)}"
         ) from exc
+    except DeadKernelError as exc:
+        raise PipelineError(dead_kernel(job, log)) from exc
     return time.monotonic() - start
+
+
+def kernel_log(job: Job) -> Path:
+    """Where the kernel process of a job writes what never reaches a cell (a crash's own words): beside the
+    executed notebook."""
+    return job.output.with_suffix(".kernel.log")
+
+
+def logged_kernel_manager(log: Path) -> type:
+    """A kernel manager whose kernel writes its stdout and stderr to `log` (afresh for each run)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class LoggedKernelManager(AsyncKernelManager):
+        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with log.open("wb") as handle:  # the child keeps its own copy of the descriptor
+                await super()._async_launch_kernel(kernel_cmd, **kw, stdout=handle, stderr=handle)
+
+    return LoggedKernelManager
+
+
+CRASH_CAUSES = (  # (words in the kernel's log, what most likely happened)
+    (("llama", "ggml"), "the embedded model's engine (llama.cpp) crashed. A llama-cpp-python compiled for another "
+     "CPU, or with AMX on an Intel Xeon, does this: reinstall the portable build with `rm -rf .venv && make install`"),
+    (("Illegal instruction", "SIGILL"), "the CPU met an instruction it lacks: a library was compiled for another "
+     "CPU; reinstall with `rm -rf .venv && make install`"),
+    (("MemoryError", "Cannot allocate memory"), "the kernel ran out of memory"),
+    (("Segmentation fault", "Fatal Python error"), "a crash in compiled code (a library built for another CPU, or "
+     "a bug in it); its stack is below"),
+)
+
+
+def last_words(log_text: str, most: int = 12) -> list[str]:
+    """What a dead kernel's log says of its death: the fatal error and the crashed thread's innermost frames
+    (faulthandler's "Current thread" block), else the last lines it wrote."""
+    lines = [line for line in log_text.splitlines() if line.strip()]
+    fatal = next((i for i, line in enumerate(lines) if line.startswith("Fatal Python error")), None)
+    current = next((i for i, line in enumerate(lines) if line.startswith("Current thread")), None)
+    if fatal is None or current is None:
+        return lines[-most:]
+    frames = [line for line in lines[current + 1:] if line.startswith("  File")]
+    return [lines[fatal], lines[current], *frames[: most - 2]]
+
+
+def dead_kernel(job: Job, log: Path) -> str:
+    """One sentence on a kernel that died mid-notebook (which notebook, which model, the likely cause),
+    then the last words of its process."""
+    lines = last_words(log.read_text(encoding="utf-8", errors="replace") if log.is_file() else "")
+    said = "\n".join(lines)
+    cause = next((why for words, why in CRASH_CAUSES if any(w in said for w in words)),
+                 "the process was killed without a word: most often the machine ran out of memory "
+                 "(see `dmesg`), or it was killed from outside")
+    tail = "\n".join(f"    {line}" for line in lines) if lines else "    (it wrote nothing)"
+    return (f"{job.notebook.name} ({job.label}): the notebook's kernel died; likely cause: {cause}.\n"
+            f"The last lines its process wrote ({_short(log)}):\n{tail}\n"
+            f"The partially executed notebook is {_short(job.output)}")
 
 
 def default_workers(models: Sequence[str]) -> int:
@@ -185,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dataset", default="easy", choices=DATASET_NAMES)
     parser.add_argument("--limit", type=parse_limit, default=8, help='questions per run; "" or none: all')
     parser.add_argument("--sample-seed", type=int, default=None)
-    parser.add_argument("--max-concurrency", type=int, default=None)
+    parser.add_argument("--max-concurrency", type=positive_int, default=None)
     parser.add_argument("--batch", action="store_true",
                         help="send uncached requests through OpenAI's Batch API (half price, results within 24 h)")
     parser.add_argument("--batch-fallback", choices=("batch", "live"), default=None,
@@ -196,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="send again the failures a deterministic model gave, which the cache keeps")
     parser.add_argument("--variants", default="",
                         help='answer-format variants for notebook 01, space-separated, e.g. "options_only shuffled"')
-    parser.add_argument("--jobs", type=int, default=None,
+    parser.add_argument("--jobs", type=positive_int, default=None,
                         help="notebooks run at once (default: one per core for in-process models, else 1)")
     parser.add_argument("--no-reference", action="store_true",
                         help="leave the original study's runs out of 04")
@@ -219,6 +293,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(exc))
     if not models and not args.figures_only:
         parser.error("--models is empty: name at least one model, e.g. --models local")
+    for model in models:  # a typo fails here, in one sentence, before any notebook starts
+        try:
+            parse_model_name(model)
+        except ModelSpecError as exc:
+            print(f"error: --models: {exc}", file=sys.stderr)
+            return 2
     jobs = plan(models, args.dataset, args.limit, args.sample_seed, args.max_concurrency,
                 args.book_root.resolve(), (args.results_dir or results_root()).resolve(),
                 include_reference=not args.no_reference, figures_only=args.figures_only, batch=args.batch,

@@ -1,6 +1,7 @@
 """A counting reverse proxy: put it in front of a real server to prove how many calls a run made.
 
 GET /__proxy_stats returns {"counts": {"POST /v1/chat/completions": n, ...}}; POST /__proxy_reset clears.
+`statuses` counts the upstream's answers by status ("POST /v1/chat/completions 500": n).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ class CountingProxy:
     def __init__(self, upstream: str, timeout_s: float = 300.0) -> None:
         self.upstream = upstream.rstrip("/")
         self.counts: Counter[str] = Counter()
+        self.statuses: Counter[str] = Counter()
         self.timeout_s = timeout_s
 
     async def handle(self, request: HttpRequest, watch: ClientWatch) -> HttpResponse:
@@ -25,6 +27,7 @@ class CountingProxy:
             return HttpResponse(body={"counts": dict(self.counts)})
         if request.path == "/__proxy_reset":
             self.counts.clear()
+            self.statuses.clear()
             return HttpResponse(body={"ok": True})
         self.counts[f"{request.method} {request.path}"] += 1
         headers = {k: v for k, v in request.headers.items() if k not in _HOP_HEADERS}
@@ -32,6 +35,7 @@ class CountingProxy:
             upstream = await client.request(
                 request.method, self.upstream + request.path, content=request.body, headers=headers
             )
+        self.statuses[f"{request.method} {request.path} {upstream.status_code}"] += 1
         return HttpResponse(upstream.status_code, upstream.content)
 
 
