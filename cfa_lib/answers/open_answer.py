@@ -23,11 +23,12 @@ statement of the asked quantity (`answer_source="heuristic"`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from cfa_lib.answers.asked import asked_phrase
-from cfa_lib.answers.choice import extract_choice, has_answer_line
+from cfa_lib.answers.choice import has_answer_line, read_choice
 from cfa_lib.answers.commitment import (
     Direction,
     conclusion,
@@ -208,15 +209,21 @@ def _in_stem_unit(reading: Reading, question: Question) -> Number:
     return in_stem_unit(reading.number, reading.token, stem_unit(question.stem))
 
 
-def grade_choice(question: Question, response: str | None, finish_reason: str | None = None) -> OpenGrade:
+def grade_choice(question: Question, response: str | None, finish_reason: str | None = None, *,
+                 options: Mapping[str, str] | None = None) -> OpenGrade:
     """Grade one multiple-choice response: the `ANSWER: X` line wins over trailing hypotheticals; a response
-    cut by the token limit before any answer line is truncated, never wrong."""
+    cut by the token limit before any answer line is truncated, never wrong. `options` (by default the
+    question's) lets an answer by an option's value or words count as its letter; when it matches two
+    options the judge decides."""
     letters = "".join(question.choices)
     body = clean(response)
     if finish_reason == "length" and not has_answer_line(body, letters):
         return OpenGrade("truncated", None, "cut by the token limit before an ANSWER line")
-    letter = extract_choice(response, letters)
+    reading = read_choice(response, letters, options=question.choices if options is None else options)
+    letter = reading.letter
     if letter is None:
+        if reading.doubt:
+            return OpenGrade("judge", None, reading.doubt)
         reason = "nothing is committed outside the reasoning block" if not body.strip() else \
             "no single letter is committed"
         return OpenGrade("no_answer", None, reason)
