@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from cfa_lib.answers import extract_choice, grade_choice
+from cfa_lib.answers import extract_choice, grade_choice, grade_open_answer
 from cfa_lib.data import load_dataset
 
 
@@ -62,3 +62,32 @@ def test_two_options_or_negated_words_are_not_a_letter(questions):
     both = "It is the role of auditing and of financial reporting."
     assert grade_choice(question, both).verdict == "judge"
     assert grade_choice(questions["easy_84"], "It is not unbiased.").verdict != "correct"
+
+
+# --- number formats: what is unambiguous is read, what is not is deferred ----------------------------------
+@pytest.mark.parametrize(("qid", "response", "verdict", "value"), [
+    ("easy_341", "TIR = 28,79 %\n\nFINAL ANSWER: 28,79 %", "correct", 28.79),
+    ("easy_341", "1 + r = 1,287855, r = 0,2879\n\nFINAL ANSWER: 0,2879", "correct", 28.79),
+    ("easy_341", "NPV bei 10 % = 40.082,64 $; IRR ≈ 0,2859\n\nFINAL ANSWER: 0,2859", "incorrect", 28.59),
+    ("easy_341", "FINAL ANSWER: 2.879E-01", "correct", 28.79),
+    ("easy_944", "P = 40/(1/3)\n\nFINAL ANSWER: $1.2 \\times 10^{2}$", "correct", 120.0),
+    ("easy_944", "FINAL ANSWER: 1,2 × 10² $", "correct", 120.0),
+    ("easy_944", "Prix = 66,67 $ (MC × 1,6667)\n\nFINAL ANSWER: 66,67 $", "incorrect", 66.67),
+    ("challenge_78", "ΔRP = 0,03806 − 0,03145\n\nFINAL ANSWER: 0,66 %", "correct", 0.66),
+    ("challenge_78", "Die Prämie steigt um rund 66 Basispunkte.", "correct", 0.66),
+    ("challenge_78", "风险溢价净增加约66个基点。", "correct", 0.66),
+    ("challenge_78", "La prime de risque baisse de 0,66 %.\n\nRÉPONSE FINALE : baisse de 0,66 %", "incorrect", -0.66),
+    ("challenge_78", "ΔRP ≈ 6.6 × 10⁻³", "correct", 0.66),
+])
+def test_number_formats(questions, qid, response, verdict, value):
+    grade = grade_open_answer(questions[qid], response, "stop")
+    assert (grade.verdict, grade.value.value) == (verdict, pytest.approx(value))
+
+
+@pytest.mark.parametrize("response", [
+    "Kapitalwert 40.082,64 $, Zinsfuß 0,2879.\n\nFINAL ANSWER: 1,200",  # 1.2 or 1200 in a decimal-comma text
+    "MR = P × 0,3333 with MC = 40.00\n\nFINAL ANSWER: 1,200",  # a text writing both: 1.2 or 1200
+])
+def test_ambiguous_number_formats_are_deferred(questions, response):
+    grade = grade_open_answer(questions["easy_944"], response, "stop")
+    assert grade.verdict == "judge"

@@ -23,6 +23,7 @@ statement of the asked quantity (`answer_source="heuristic"`).
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -46,6 +47,7 @@ from cfa_lib.answers.commitment import (
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
 from cfa_lib.answers.key import NumericGrade, NumericKey, grade_number, numeric_key, option_value
 from cfa_lib.answers.numbers import (
+    AMBIGUOUS_GROUP,
     CURRENCY_UNITS,
     PERCENT,
     Number,
@@ -54,6 +56,7 @@ from cfa_lib.answers.numbers import (
     ratios_as_fractions,
     spell_numbers,
     symmetric_values,
+    writes_decimal_comma,
 )
 from cfa_lib.answers.settle import settle
 from cfa_lib.answers.text import clean
@@ -156,6 +159,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     settled = settle(text, question.stem, reading, key.gold.unit, match, lambda r: str(_in_stem_unit(r, question)))
     if isinstance(settled, str):
         return OpenGrade("judge", None, settled, source)
+    if settled is not None and (ambiguous := _ambiguous_format(settled, writes_decimal_comma(clean(response)))):
+        return OpenGrade("judge", None, ambiguous, source)
     if settled is None:
         if has_refusal(body):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
@@ -183,6 +188,16 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     if grade.match and direction == "both":
         return OpenGrade("judge", shown, "the number matches but the answer names both directions", source)
     return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)
+
+
+def _ambiguous_format(reading: Reading, comma_text: bool) -> str:
+    """Why the committed number can be read two ways, or '': '1,234' in a text that writes decimal commas
+    (1.234 or 1234), a decimal comma left unread ('1,5' next to '0.65')."""
+    if comma_text and AMBIGUOUS_GROUP.search(reading.token):
+        return f"'{reading.token.strip()}' in a text written with decimal commas is a decimal or a thousands group"
+    if re.match(r",\d", reading.region[reading.found.end :]):
+        return "the committed number has a decimal comma in a text that also writes decimal points"
+    return ""
 
 
 def _window(value: Number, key: NumericKey, tolerance: float) -> NumericGrade:
