@@ -91,3 +91,73 @@ def test_number_formats(questions, qid, response, verdict, value):
 def test_ambiguous_number_formats_are_deferred(questions, response):
     grade = grade_open_answer(questions["easy_944"], response, "stop")
     assert grade.verdict == "judge"
+
+
+# --- keys written coarser than the tolerance: what rounds to the key and is nearest to it -------------------
+@pytest.mark.parametrize(("qid", "response", "verdict"), [
+    ("easy_810", "Measured on monthly data ρ ≈ 0.03.\n\nFINAL ANSWER: 0.03", "correct"),
+    ("easy_810", "FINAL ANSWER: –0.04", "correct"),
+    ("easy_6", "The difference is €5.56.\n\nFINAL ANSWER: €5.56", "correct"),  # the issue's own example
+])
+def test_coarse_key(questions, qid, response, verdict):
+    assert grade_open_answer(questions[qid], response, "stop").verdict == verdict
+
+
+@pytest.mark.parametrize(("qid", "response"), [
+    ("easy_810", "FINAL ANSWER: 0.06"),  # rounds to 0.1, not to the key's 0.0 (a guard: incorrect before and after)
+    ("easy_6", "FINAL ANSWER: €6.6"),
+])
+def test_coarse_key_keeps_what_does_not_round_to_it(questions, qid, response):
+    assert grade_open_answer(questions[qid], response, "stop").verdict == "incorrect"
+
+
+# --- structured replies: the field that answers, not the last number ----------------------------------------
+@pytest.mark.parametrize(("qid", "response", "verdict", "value"), [
+    ("easy_341", '```json\n{"npv": 40082.64, "irr": 0.2879, "periods": 2}\n```', "correct", 28.79),
+    ("easy_944", '{"average_cost": 70, "price": 120, "markup_factor": 3.0, "profit_per_unit": 50}', "correct",
+     120.0),
+    ("easy_944", '{"answer": 70, "unit": "USD", "confidence": 0.7}', "incorrect", 70.0),
+    ("easy_810", '```json\n{"correlation": 0.0, "covariance": 0.0, "n": 60}\n```', "correct", 0.0),
+])
+def test_json_reply(questions, qid, response, verdict, value):
+    grade = grade_open_answer(questions[qid], response, "stop")
+    assert (grade.verdict, grade.value.value) == (verdict, pytest.approx(value))
+
+
+def test_json_reply_without_an_answer_field_is_deferred(questions):
+    reply = '{"rp_2020": 3.145, "rp_2021": 3.806, "sharpe": 0.25}'
+    assert grade_open_answer(questions["challenge_78"], reply, "stop").verdict == "judge"
+
+
+# --- units and scale after the number; where the value stands -----------------------------------------------
+@pytest.mark.parametrize(("qid", "response", "verdict", "value"), [
+    ("easy_944", "- MC = USD 40/unit\n- 1 − 1/1.5 = 1/3\n\n**Price: USD 120/unit** (vs. MC of USD 40/unit)", "correct",
+     120.0),
+    ("challenge_78", "FINAL ANSWER: +66 bps (premium 3.145% → 3.806%)", "correct", 0.66),
+    ("challenge_78", "The 2021 premium is 3.806%.\n\nThe premium rises by 66 bps, from 3.15% to 3.81%.", "correct", 0.66),
+])
+def test_value_position_and_units(questions, qid, response, verdict, value):
+    grade = grade_open_answer(questions[qid], response, "stop")
+    assert (grade.verdict, grade.value.value) == (verdict, pytest.approx(value))
+
+
+def test_scale_in_parentheses_after_the_number():
+    from cfa_lib.answers.final_number import extract_number
+    assert extract_number("Net income: 169.9 (in $ millions)").value == pytest.approx(169.9e6)
+    assert extract_number("Total = 450 in thousands").value == pytest.approx(450e3)
+
+
+def test_answer_line_with_two_values_for_other_quantities_is_deferred(questions):
+    line = "FINAL ANSWER: principal 1,020; coupon 30.60"
+    assert grade_open_answer(questions["easy_531"], line, "stop").verdict == "judge"
+
+
+# --- hedges before the value ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(("qid", "response"), [
+    ("easy_944", "It depends on regulation: $70 if it prices at average cost, $120 if it maximises profit."),
+    ("easy_2", "Daily gives 4.0808% and continuous 4.0811%, so it could be either daily or continuous."),
+    ("easy_30", "It is mildly platykurtic or close to normal; I can't say which without a test."),
+    ("easy_583", "Depende de las opciones. ¿Podría indicarme las alternativas?"),
+])
+def test_hedges_are_no_answer(questions, qid, response):
+    assert grade_open_answer(questions[qid], response, "stop").verdict == "no_answer"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -148,12 +149,18 @@ _SCIENTIFIC = re.compile(
     r"(?<![\w.,])(?P<m>\d+(?:[.,]\d+)?)(?:\s*[×xX*·]\s*10\s*(?:\^\s*\{?\s*(?P<e1>[-+]?\d+)\s*\}?|(?P<e2>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))"
     r"|[eE](?P<e3>[-+]?\d{1,3}))(?![\w.])")
 _CJK_SCALE = re.compile(r"(?P<m>\d+(?:\.\d+)?)\s*(?P<s>万|亿)")
-_WORDS_ELSEWHERE = [  # unit and scale words of the languages answers are written in, as the readers know them
+# unit, scale and sign words of the languages answers are written in, as the readers know them
+_WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?i)(?<=\d)\s*(?:个)?(?:基点|basispunkte?n?|points?\s+de\s+base|puntos?\s+b[aá]sicos?|"
                 r"pontos?[\s-]+base|pb\b)"), " bps"),
     (re.compile(r"(?i)(?<=\d)\s*(?:prozent|por\s+ciento|pour\s+cent|por\s+cento)\b"), " percent"),
     (re.compile(r"(?i)(?<=\d)\s*(?:millionen|millions|millones|milh[õo]es|mio\.)(?!\w)"), " million"),
     (re.compile(r"(?i)(?<=\d)\s*(?:milliarden|milliards|mrd\.)(?!\w)"), " billion"),
+    # the unit or scale right after the number: '169.9 (in $ millions)', '450 in thousands', '28.79 (in %)'
+    (re.compile(r"(?i)(?<=\d)\s*\(\s*in\s+(?:[$€£¥]\s*|(?:USD|EUR|GBP|JPY)\s+)?(thousand|million|billion)s\s*\)"
+                r"|(?<=\d)\s+in\s+(?:[$€£¥]\s*|(?:USD|EUR|GBP|JPY)\s+)?(thousand|million|billion)s\b"),
+     lambda m: " " + (m.group(1) or m.group(2))),
+    (re.compile(r"(?<=\d)\s*\(\s*in\s*%\s*\)"), "%"),
     # sign words before a number ('baisse de 0,66 %', 'sinkt um 0,66 %', '下降0.66%'): rule 4 in any language
     (re.compile(r"(?i)\b(?:baisse|diminution|recul|r[üu]ckgang|disminuci[óo]n|ca[íi]da|queda|redu[çc][ãa]o)\s+"
                 r"(?:de|d['’]|von|um)\s*(?=[-+$€£¥]?\d)"), "decline of "),

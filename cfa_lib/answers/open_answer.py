@@ -25,12 +25,13 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from cfa_lib.answers.asked import asked_phrase
+from cfa_lib.answers.asked import asked_phrase, asked_quantity, mentions
 from cfa_lib.answers.choice import has_answer_line, read_choice
 from cfa_lib.answers.commitment import (
+    UNDECIDED,
     Direction,
     conclusion,
     direction_agreement,
@@ -43,9 +44,10 @@ from cfa_lib.answers.commitment import (
     leaves_open,
     stem_unit,
     without_captions,
+    without_remarks,
 )
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
-from cfa_lib.answers.key import NumericGrade, NumericKey, grade_number, numeric_key, option_value
+from cfa_lib.answers.key import NumericGrade, NumericKey, grade_number, numeric_key, option_value, rounding_step
 from cfa_lib.answers.numbers import (
     AMBIGUOUS_GROUP,
     CURRENCY_UNITS,
@@ -59,6 +61,7 @@ from cfa_lib.answers.numbers import (
     writes_decimal_comma,
 )
 from cfa_lib.answers.settle import settle
+from cfa_lib.answers.structured import answer_fields, json_reply
 from cfa_lib.answers.text import clean
 from cfa_lib.data import Question
 
@@ -108,7 +111,7 @@ def _open_key(stem: str, choices: tuple[tuple[str, str], ...], answer: str) -> N
     key = numeric_key(options, answer, statements=True)
     unit = stem_unit(stem)
     if key is None or unit is None or unit.bps:
-        return key
+        return key if key is None or key.ratio else replace(key, step=rounding_step(options[answer], option_value))
 
     def scaled(text: str) -> Number | None:
         number = option_value(text)
@@ -118,6 +121,7 @@ def _open_key(stem: str, choices: tuple[tuple[str, str], ...], answer: str) -> N
         scaled(options[answer]),  # type: ignore[arg-type]
         {letter: scaled(options[letter]) for letter in key.distractors},
         key.ratio,
+        rounding_step(options[answer], scaled),
     )
 
 
@@ -128,12 +132,21 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     body = symmetric_values(spell_numbers(normalise_signs(clean(response))))
     if key is not None and key.ratio:
         body = ratios_as_fractions(body)
+    reply = json_reply(body)
+    if reply is not None:
+        return _graded_json(question, reply, finish_reason, tolerance)
     final = final_answer_line(body)
+    final = None if final is None else without_remarks(final)
     if finish_reason == "length" and final is None:
         return OpenGrade("truncated", None, "cut by the token limit before a FINAL ANSWER line")
     if not body.strip():
         return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
 
+    if final is not None and len(_candidates(final, question.stem)) > 1 and len(
+            {grade_open_answer(question, f"FINAL ANSWER: {part}", finish_reason, tolerance).verdict
+             for part in _candidates(final, question.stem)}) > 1:  # 'principal 1,020; coupon 30.60'
+        return OpenGrade("judge", None, "the answer line states two values that lead to different verdicts",
+                         "final_line")
     source: AnswerSource = "heuristic" if final is None else "final_line"
     text = body if final is None else final
     reading = read_body(text, question.stem, line=final is not None)
@@ -148,6 +161,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     # flows") are the judge's to read when the key is words
     if key is not None and is_hedge(committed_text, question.stem):
         return OpenGrade("no_answer", None, "the response offers alternatives or a range without choosing", source)
+    if key is None and UNDECIDED.search(committed_text):
+        return OpenGrade("no_answer", None, "the response says it has not chosen between alternatives", source)
     if key is None:
         value = _in_stem_unit(reading, question) if reading else None
         return OpenGrade("judge", value, "the correct option is not a single computed number "
@@ -166,6 +181,38 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
         return OpenGrade("judge", None, "the response commits to words, not a number", source)
     return _graded(question, settled, value_clause(settled), key, tolerance, source)
+
+
+def _candidates(line: str, stem: str) -> list[str]:
+    """The parts of an answer line ('; '-separated) that state a value; those naming the asked quantity only,
+    when some do ('2.83 (Macaulay); modified 2.62' answers 'the Macaulay duration' with its first part)."""
+    parts = [part for part in line.split(";") if re.search(r"\d", part)]
+    asked = asked_quantity(stem)
+    named = [part for part in parts if asked is not None and mentions(asked, part)]
+    return named or parts
+
+
+_UNIT_SUFFIX = {"pct": "%", "percent": "%", "bps": " bps", "bp": " bps", "usd": " USD", "eur": " EUR", "gbp": " GBP"}
+
+
+def _graded_json(question: Question, reply: dict, finish_reason: str | None, tolerance: float) -> OpenGrade:
+    """A JSON reply: its answer field ('answer', 'final_answer') or else the field named by the asked quantity
+    ('irr', 'price', 'correlation'; a unit suffix '_pct', '_bps' is the value's unit) is the answer; no such
+    field, or two that disagree, is the judge's."""
+    fields = answer_fields(reply)
+    if not fields:
+        asked = asked_quantity(question.stem)
+        named = set() if asked is None else {asked.head, *asked.modifiers, (asked.acronym or "").lower()} - {""}
+        fields = [(name, value) for name, value in reply.items() if not isinstance(value, dict | list)
+                  and (words := [w for w in name.lower().split("_") if w not in _UNIT_SUFFIX]) and set(words) <= named]
+    if not fields:
+        return OpenGrade("judge", None, "the JSON reply has no field for the asked quantity")
+    grades = [grade_open_answer(question, f"FINAL ANSWER: {value}{_UNIT_SUFFIX.get(name.lower().split('_')[-1], '')}",
+                                finish_reason, tolerance) for name, value in fields]
+    if len({g.verdict for g in grades}) > 1:
+        return OpenGrade("judge", None, "the JSON reply's fields for the answer disagree")
+    first = grades[0]
+    return replace(first, reason=f"JSON field '{fields[0][0]}': {first.reason}")
 
 
 def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, tolerance: float,
@@ -201,7 +248,7 @@ def _ambiguous_format(reading: Reading, comma_text: bool) -> str:
 
 
 def _window(value: Number, key: NumericKey, tolerance: float) -> NumericGrade:
-    return grade_number(value, key.gold, list(key.distractors.values()), rel_tol=tolerance)
+    return grade_number(value, key.gold, list(key.distractors.values()), rel_tol=tolerance, step=key.step)
 
 
 def key_directions(question: Question) -> set[Direction]:
