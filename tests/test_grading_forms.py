@@ -134,7 +134,8 @@ def test_json_reply_without_an_answer_field_is_deferred(questions):
     ("easy_944", "- MC = USD 40/unit\n- 1 − 1/1.5 = 1/3\n\n**Price: USD 120/unit** (vs. MC of USD 40/unit)", "correct",
      120.0),
     ("challenge_78", "FINAL ANSWER: +66 bps (premium 3.145% → 3.806%)", "correct", 0.66),
-    ("challenge_78", "The 2021 premium is 3.806%.\n\nThe premium rises by 66 bps, from 3.15% to 3.81%.", "correct", 0.66),
+    ("challenge_78", "The 2021 premium is 3.806%.\n\nThe premium rises by 66 bps, from 3.15% to 3.81%.", "correct",
+     0.66),
 ])
 def test_value_position_and_units(questions, qid, response, verdict, value):
     grade = grade_open_answer(questions[qid], response, "stop")

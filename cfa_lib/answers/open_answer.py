@@ -15,6 +15,24 @@ judge (a deferral costs a judge call, a wrong verdict costs the study). The orde
    matching number with the opposite direction word (sell against the key's buy, a gain where the stem
    asks for the loss) is incorrect, one naming both directions goes to the judge.
 
+The grammar of a committed answer the reader decides on (tests/grading_corpus/README.md, "What the reader
+decides on"); anything outside it, or a second candidate it cannot rule out, goes to the judge with the reason:
+
+* value: one number, in digits or number words; US digits (113,733.21), a decimal comma with dot or space
+  thousands (28,79; 40.082,64; 16 215,64) in a text that writes no decimal point, an unambiguous decimal
+  comma anywhere (28,79 %), scientific notation (2.8785E-01, 1.2 × 10², 6.6 × 10^{-3}), 万 and 亿; '1,234' in a
+  text that writes decimal commas is ambiguous and deferred;
+* sign: '-', U+2011/2012/2013/2212 minus signs, accounting parentheses, sign words (in English, French,
+  German, Spanish, Portuguese, Chinese) before or after it;
+* unit and scale: %, bps (and their translations), a currency, a scale word or '(in $ millions)' right after
+  it, the unit the stem asks for;
+* position: a JSON reply's answer field (or the field naming the asked quantity), the last `FINAL ANSWER:` line
+  (its parts naming the asked quantity when it has several), or the concluding statement; a remark in
+  parentheses after the value, a level after a change ('by 66 bps, from 3.15% to 3.81%'), a comparison or a
+  supposition are not the answer;
+* the key: its number, matched within min(2 %, half the gap to the nearest option), or within its own
+  rounding when written coarser than that ('€6', '0.0') and nearer to it than to any other option.
+
 The `FINAL ANSWER:` line, when present, is the answer (`answer_source="final_line"`); otherwise the
 heuristic reader of `final_number` proposes the committed conclusion and `settle` checks it against the
 statement of the asked quantity (`answer_source="heuristic"`).
