@@ -40,11 +40,20 @@ def _grade(questions, row: dict, kind: str):
     return grade_open_answer(question, row["response"], row["finish_reason"])
 
 
+# labels written under the labelling manual's rule 3 alone (window 2 % of the key), before issue #31 asked that a
+# key written coarser than the tolerance ('€6', '7%') accept what rounds to it when nearest to it; the labels
+# stay as written, the disagreement is listed here and in the issue's report
+COARSE_KEY_RULE = {"bopen-013", "bopen-064"}
+
+
 @pytest.mark.parametrize("row", OPEN, ids=[row["id"] for row in OPEN])
 def test_open_row(questions, row):
     got = _grade(questions, row, "open")
     if got.verdict == "judge":
         return  # a deferral: counted against the class's coverage below
+    if row["id"] in COARSE_KEY_RULE:
+        assert (row["expected_verdict"], got.verdict) == ("incorrect", "correct"), got
+        return
     assert got.verdict == row["expected_verdict"], (got, row["note"])
     if row["expected_verdict"] == "correct":
         assert got.value is not None and math.isclose(got.value.value, row["expected_value"], rel_tol=1e-6), got

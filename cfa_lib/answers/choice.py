@@ -9,8 +9,13 @@ explanation is what counts; a statement naming two letters gives None.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
+from cfa_lib.answers.commitment import sentences
+from cfa_lib.answers.final_number import read_number
+from cfa_lib.answers.key import grade_number, numeric_key
+from cfa_lib.answers.structured import answer_fields, json_reply
 from cfa_lib.answers.text import clean
 
 _CONNECTIVES = {
@@ -52,8 +57,13 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
     named_verdict = rf"(?i:\b(?:option|choice|answer))\s*[(\[]?(?P<letter>(?i:[{letters}])){verdict}"  # "option (b) is"
     verdict_verb = rf"(?i:\b(?:choose|select|pick|go\s+with))\s+{filler}[(\[]?{letter}"
     # "... credit quality is high. So A.": a closing sentence that is only a connective and a letter
-    closing = rf"(?m)(?:^|(?<=[.!?])\s+)(?i:so|thus|therefore|hence)[,:]?\s+(?:(?i:option|choice)\s+)?[(\[]?" \
+    closing = rf"(?m)(?:^|(?<=[.!?,;])\s+)(?i:so|thus|therefore|hence)[,:]?\s+(?:(?i:option|choice)\s+)?[(\[]?" \
               rf"(?P<letter>[{letters}])[)\]]?\s*[.!]?[ \t]*$"
+    # "$120 (option C).", "i.e. option B.", "Option A (standardized) — ...", "Option (C): ...", "... → B",
+    # "... it will generate (B).": a letter named at the end of a statement
+    named = rf"(?i:\boption|\bchoice)\s*[(\[]?{letter}[)\]]?(?=\s*(?:\([^)]*\)\s*)?(?:[.)!:;—–]|-\s|$))"
+    arrow = rf"(?m)(?:→|⇒|=>|->)\s*[(\[]?{letter}[)\]]?\s*[.!]?[ \t]*$"
+    end_label = rf"(?m)(?<=\s)\((?P<letter>[{letters}])\)\s*[.!]?[ \t]*$"
     return [
         (1, re.compile(rf"{explicit}{deco}{filler}{any_case}")),
         (1, re.compile(_NEGATION.format(letters=letters))),
@@ -61,6 +71,9 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         (2, re.compile(named_verdict)),
         (2, re.compile(verdict_verb)),
         (2, re.compile(closing)),
+        (3, re.compile(named)),
+        (3, re.compile(arrow)),
+        (3, re.compile(end_label)),
     ]
 
 
@@ -86,7 +99,7 @@ def _names_two_letters(text: str, start: int, end: int, letters: str) -> bool:
 
 _LABEL_LINE = (
     r"^[\s>#—–]*(?:→|⇒|=>|->)?\s*(?:(?i:so|thus|therefore|hence|final|answer)[,:]?\s*)?(?:(?i:option|choice)\s*)?"
-    r"(?:\((?P<l1>[{letters}])\)|\[(?P<l2>[{letters}])\]|(?P<l3>[{letters}])\)|(?P<l4>[{letters}])(?=[.:\-–—]|\s*$))"
+    r"(?:\((?P<l1>[{letters}])\)|\[(?P<l2>[{letters}])\]|(?P<l3>(?i:[{letters}]))\)|(?P<l4>[{letters}])(?=[.:\-–—]|\s+[–—]\s|\s*$))"
     r"(?P<rest>.*)$"
 )
 
@@ -111,7 +124,7 @@ def _label_line_letter(text: str, letters: str) -> str | None:
 
 
 def _label_letter(match: re.Match[str]) -> str:
-    return next(match.group(g) for g in ("l1", "l2", "l3", "l4") if match.group(g))
+    return next(match.group(g) for g in ("l1", "l2", "l3", "l4") if match.group(g)).upper()
 
 
 # "ANSWER: C", "answer: c", "Answer — C": the line the Format A prompt asks for, in any case, after a colon or dash
@@ -123,7 +136,7 @@ _STRUCK = re.compile(r"~~\s*\(?([A-Z])\)?\s*~~")  # "~~A~~ C?": a retracted lett
 # "not A or C — it's B", "the answer is not C but B": a negation that commits to the remaining letter
 _NEGATED = r"(?i:option\s+)?[{letters}](?:\s*\([^)]*\))?"  # "A (simple discount)"
 _NEGATION = r"(?i:\bnot)\s+" + _NEGATED + r"(?:\s*(?:,|(?i:or|nor|and))\s*" + _NEGATED + ")*" \
-    r"\s*(?:,?\s*(?i:but)|[—–-]+\s*(?i:it['’]?s|it\s+is)?|,\s*(?i:it['’]?s|it\s+is))\s*[*_(\[]*(?P<letter>[{letters}])(?![\w'’])"
+    r"\s*(?:,?\s*(?i:but)|[—–-]+\s*(?i:it['’]?s|it\s+is)?|[,;.]\s*(?i:it['’]?s|it\s+is))\s*[*_(\[]*(?P<letter>[{letters}])(?![\w'’])"
 
 
 def _answer_lines(body: str, letters: str) -> list[re.Match[str]]:
@@ -142,24 +155,48 @@ def has_answer_line(body: str, choices: Iterable[str] | str = "ABC") -> bool:
     return bool(_answer_lines(body, letters))
 
 
-def extract_choice(text: str | None, choices: Iterable[str] | str = "ABC") -> str | None:
+def extract_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
+                   options: Mapping[str, str] | None = None) -> str | None:
     """The letter the response commits to as its final answer, or None (no letter, or two letters).
 
     The last `ANSWER: X` line (the prompt's format) wins over everything after it: hypotheticals ("if the
     rate were annual, the answer would be A"), asides, restatements. Without it, the strongest statement
-    wins (see the module docstring); a negation such as "not A but C" commits to C."""
+    wins (see the module docstring); a negation such as "not A but C" commits to C. With the `options`'
+    texts, an answer that names no letter but states one option's value or words maps to that letter."""
+    return read_choice(text, choices, options=options).letter
+
+
+@dataclass(frozen=True)
+class ChoiceReading:
+    """The letter committed to, or None and whether that is because two candidates remain (`doubt`)."""
+
+    letter: str | None
+    doubt: str = ""  # why the reader cannot tell (two options matched): the judge's to read
+
+
+def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
+                options: Mapping[str, str] | None = None) -> ChoiceReading:
+    """`extract_choice` with the reason when no letter can be told: a JSON reply's answer field, the answer
+    line, the statements by tier, a label line; then, with `options`, the option whose value or words the
+    concluding statement gives (two such options: doubt)."""
     letters = "".join(sorted({c.strip().upper() for c in choices if c.strip()}))
     if not letters or not all(c.isalpha() and len(c) == 1 for c in letters):
         raise ValueError(f"choices={choices!r} must be single letters such as 'ABC'")
     body = clean(text)
     if not body.strip():
-        return None
+        return ChoiceReading(None)
+    reply = json_reply(body)
+    if reply is not None:
+        named = {str(v).strip().strip("()").upper() for _, v in answer_fields(reply) if isinstance(v, str)}
+        named = {v for v in named if len(v) == 1 and v in letters}
+        return ChoiceReading(named.pop()) if len(named) == 1 else ChoiceReading(
+            None, "" if not named else "the JSON reply names two letters")
     body = _STRUCK.sub(r"\1 or", body)
     lines = _answer_lines(body, letters)
     if lines:
         last = lines[-1]
         start, end = last.span("letter")
-        return _one_letter(body, start, end, last.group("letter"), letters)
+        return ChoiceReading(_one_letter(body, start, end, last.group("letter"), letters))
     found: dict[int, list[tuple[int, int, str]]] = {}
     for tier, pattern in _choice_patterns(letters):
         for match in pattern.finditer(body):
@@ -169,10 +206,66 @@ def extract_choice(text: str | None, choices: Iterable[str] | str = "ABC") -> st
             if _is_article(match.group("letter"), body, end):
                 continue
             found.setdefault(tier, []).append((start, end, match.group("letter")))
-    if found:
-        start, end, letter = max(found[min(found)])  # the strongest tier present, its last statement
-        return _one_letter(body, start, end, letter, letters)
-    return _label_line_letter(body, letters)
+    strong = {tier: statements for tier, statements in found.items() if tier < WEAK_TIER}
+    if strong:
+        start, end, letter = max(strong[min(strong)])  # the strongest tier present, its last statement
+        return ChoiceReading(_one_letter(body, start, end, letter, letters))
+    label = _label_line_letter(body, letters)
+    weak = {letter.upper() for _, _, letter in found.get(WEAK_TIER, [])}
+    if label is not None or weak:
+        named = weak | ({label} if label else set())
+        return ChoiceReading(named.pop()) if len(named) == 1 else ChoiceReading(None, "two letters are named")
+    return _by_option(body, letters, options) if options else ChoiceReading(None)
+
+
+WEAK_TIER = 3  # a letter named in passing ("(option C)", "→ B"): counted only when no other letter is
+
+
+def _by_option(body: str, letters: str, options: Mapping[str, str]) -> ChoiceReading:
+    """The option whose number the committed value falls on (its acceptance window against the other
+    options), or else whose words the concluding sentence states, not negated; two: doubt."""
+    choices = {letter: text for letter, text in options.items() if letter.upper() in letters}
+    reading = read_number(body)
+    if reading is not None:
+        keys = {letter: numeric_key(choices, letter) for letter in choices}
+        if any(keys.values()):
+            hits = [letter for letter, key in keys.items() if key is not None and grade_number(
+                reading.number, key.gold, list(key.distractors.values())).match]
+            if len(hits) == 1:
+                return ChoiceReading(hits[0].upper())
+            return ChoiceReading(None, f"the value {reading.number} falls on {'two' if hits else 'no'} option")
+    last = next((s for s in reversed(sentences(body)) if re.search(r"\w", s)), "")
+    if _NEGATED_WORDS.search(last):
+        return ChoiceReading(None, "the concluding sentence negates what it names") if _stated(last, choices) \
+            else ChoiceReading(None)
+    hits = _stated(last, choices)
+    if len(hits) > 1 and re.search(r"(?i)\bor\b", last):
+        return ChoiceReading(None)  # "either Fair Dealing or Diligence ...": two letters offered, none chosen
+    if len(hits) > 1:
+        return ChoiceReading(None, "the concluding sentence states the words of two options")
+    return ChoiceReading(hits[0].upper() if hits else None)
+
+
+_NEGATED_WORDS = re.compile(r"(?i)\b(?:not|no|never|neither|nor|rather\s+than|instead\s+of|unlike)\b|n['’]t\b")
+_STOP = frozenset("a an the of to in on at is are be by for as and or with its it this that".split())
+
+
+def _words(text: str) -> set[str]:
+    """Content words cut to five letters ('cancelled' and 'cancel' are one word)."""
+    return {w[:5] for w in re.findall(r"[a-z]+", text.lower().replace("-", " ")) if w not in _STOP}
+
+
+def _said(word: str, said: set[str]) -> bool:
+    return any(s.startswith(word) or (len(s) >= 4 and word.startswith(s)) for s in said)  # 'show', 'shown'
+
+
+def _stated(sentence: str, options: Mapping[str, str]) -> list[str]:
+    """The options every content word of which the last clause of the sentence holds; an option whose words
+    another stated option's words contain ('volatility' within 'volatility and default') gives way to it."""
+    said = _words(re.split(r";", sentence)[-1])
+    hits = {letter: words for letter, text in options.items()
+            if (words := _words(text)) and all(_said(w, said) for w in words)}
+    return [letter for letter, words in hits.items() if not any(words < other for other in hits.values())]
 
 
 def _one_letter(body: str, start: int, end: int, letter: str, letters: str) -> str | None:

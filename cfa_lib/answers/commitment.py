@@ -50,6 +50,11 @@ _REFUSAL = re.compile(
     r"|\bavoid\s+guessing\b|\b(?:options|choices)\s+(?:are\s+|were\s+)?(?:missing|not\s+(?:provided|shown|included|given))"
     r"|\bI\s+don['’]t\s+have\s+the\s+(?:data|information|exhibit)\b"
     r"|\b(?:question|it)\s+(?:seems|appears)\s+(?:to\s+be\s+)?(?:incomplete|cut\s+off)\b"
+    # the same requests in the other languages answers come in
+    r"|\b(?:podr[ií]as?|puede|podes|pode)\s+(?:usted\s+)?(?:indicarme|darme|proporcionarme|compartir|informar)"
+    r"|\bpourriez[- ]vous\s+(?:me\s+)?(?:donner|indiquer|fournir|pr[ée]ciser)\b"
+    r"|\bk[öo]nnten\s+Sie\s+(?:mir\s+)?(?:die\s+)?(?:Antwort)?(?:optionen|m[öo]glichkeiten|alternativen|angeben|nennen)"
+    r"|请(?:提供|给出|列出)(?:选项|答案选项)"
 )
 
 
@@ -80,6 +85,13 @@ _HEDGE = re.compile(
     r"|\bI['’]d\s+report\s+one\s+of\b|\beither\s+(?:number|value|figure)\b|\bone\s+of\s+those\s+two\b"
     r"|\bmay\s+be\s+what['’]?s\s+intended\b|\bsomewhere\s+between\b|\b(?:hard|impossible)\s+to\s+say\b"
     r"|\b(?:not\s+sure|unsure)\s+(?:which|whether)\b|\b(?:could|might)\s+also\s+be\b"
+    rf"|{_NUM}{_UNIT}\s+if\b[^.;]*[,;]\s*(?:and\s+|or\s+)?{_NUM}{_UNIT}\s+if\b"  # "$70 if regulated, $120 if not"
+)
+# a response that says it has not chosen, whatever the key: "it could be either daily or continuous", "either of
+# these could be what is meant", "I can't say which"
+UNDECIDED = re.compile(
+    r"(?i)\b(?:could|might|may)\s+be\s+either\b|\beither\s+(?:one\s+|of\s+(?:these|them|the\s+two)\s+)?"
+    r"(?:could|might|may)\b|\bcan['’]?t\s+(?:say|tell)\s+which\b|\bcannot\s+(?:say|tell)\s+which\b"
 )
 # "8.0% or 8.16%", "2.83 or maybe the 2.62 figure": two values joined by "or" (a restatement of one value,
 # "0.15, or 15%", is not a hedge)
@@ -105,7 +117,7 @@ def is_hedge(text: str, stem: str = "") -> bool:
     and 11%") and lists of three or more outcomes ("X can be 1, 2 or 3") do not count."""
     parts = [_ENUMERATION.sub(" ", s) for s in sentences(text) if not is_aside_start(s)]
     return any(not from_stem(s, m.start(), m.end(), stem) for s in parts for m in _HEDGE.finditer(s)) or any(
-        _two_values(s, stem) for s in parts)
+        _two_values(s, stem) for s in parts) or bool(UNDECIDED.search(text))
 
 
 # "both 1 to 5 and 5 to 1 describe ...", "both 8.0% and 8.16% are ...": two values kept side by side
@@ -156,7 +168,7 @@ _CLAUSE_CUT = re.compile(
     r"corresponds|differs)|differ(?:s|ing)?\s+from\b|meaning\b|i\.e\.,?|e\.g\.,?|whereas\b|while\b|"
     r"of\s+which\b|leaving\b|derived\s+from\b|or\s+(?:a\s+little|about|roughly|just)\s+(?:over|under|below|above)?|"
     r"(?:lower|higher|more|less|greater|smaller)\s+than\b|up\s+from\b|down\s+from\b|compared\s+(?:with|to)\b|"
-    r"versus\b|vs\.?\s|against\b)"
+    r"versus\b|vs\.?\s|against\b|from\s+[-+$€£¥]?\d[^,;]*\bto\b)"
 )
 _ASIDE_NOUN = re.compile(r"(?i)\b(premium|discount|profit|excess|complement)\s+of\s*(?:about\s+)?[$€£¥]?$")
 
@@ -177,6 +189,17 @@ def sentence_spans(body: str) -> list[tuple[int, str]]:
             if part.strip():
                 spans.append((at, part))
     return spans
+
+
+# a remark in parentheses after a value that states other values or compares: '+66 bps (risk premium 3.145% →
+# 3.806%)', 'USD 120/unit (vs. MC of USD 40/unit)'; not one that qualifies it ('263 (short position)')
+_REMARK = re.compile(r"(?<=[\d%$€£¥/\w])[ \t]*\((?=[^()\n]*[A-Za-z]{3})(?=[^()\n]*\d|\s*(?i:vs\b|versus|compared|cf\b))"
+                     r"[^()\n]*\)")
+
+
+def without_remarks(text: str) -> str:
+    """The text with the remarks in parentheses after its values blanked out (same length: positions hold)."""
+    return _REMARK.sub(lambda m: " " * len(m.group()), text)
 
 
 def main_clause(sentence: str) -> str:

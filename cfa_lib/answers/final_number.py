@@ -24,6 +24,7 @@ from cfa_lib.answers.commitment import (
     restated_fact,
     restates,
     sentence_spans,
+    without_remarks,
 )
 from cfa_lib.answers.numbers import Found, Number, normalise_signs, scan_numbers, scan_values
 from cfa_lib.answers.text import clean
@@ -262,7 +263,9 @@ def _answer_region(body: str, start: int) -> str | None:
 def _concluding_number(body: str, stem: str = "", semicolons: bool = True) -> Reading | None:
     """The number of the last sentence that states a result: asides (comparisons, hypotheticals,
     restatements, notes) are skipped, and a trailing restating clause is cut off first; a semicolon ends a
-    statement too ('The $55 limit only matters if ...; ignoring gaps, White loses at most $800')."""
+    statement too ('The $55 limit only matters if ...; ignoring gaps, White loses at most $800'); remarks in
+    parentheses after a value that state other values or compare are blanked out first."""
+    body = without_remarks(body)
     parts = [(at + m.start(), m.group(), m.start() > 0) for at, sentence in sentence_spans(body)
              for m in re.finditer(r"[^;]+(?:;|$)" if semicolons else r".+", sentence) if m.group().strip(" ;")]
     for skip_asides in (True, False):  # a response made only of conditional sentences still answers

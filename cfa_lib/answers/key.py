@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 
 from cfa_lib.answers.numbers import (
@@ -144,6 +144,7 @@ class NumericKey:
     gold: Number
     distractors: dict[str, Number | None]
     ratio: bool = False  # the options are ratios ("1 to 5."): an answer's "1 : 5" is one number
+    step: float | None = None  # the key's rounding step on its scale: 0.1 for "0.0", 1e6 for "$2 million"
 
 
 def numeric_key(choices: Mapping[str, str], answer: str, statements: bool = False) -> NumericKey | None:
@@ -182,11 +183,24 @@ def acceptance_window(gold: Number, distractors: list[Number | None] | tuple[Num
     return (window if half_gap is None else min(window, half_gap)), half_gap
 
 
+def rounding_step(option: str, read: Callable[[str], Number | None]) -> float | None:
+    """The step of the last digit the option writes, on the scale `read` puts it ('0.0' → 0.1, '€6' → 1,
+    '$2 million' → 1e6, '66 bps' → 0.01 %): the option read again with that digit moved by one."""
+    cleaned, found = numbers_in(option)
+    number = read(option)
+    if number is None or len(found) != 1:
+        return None
+    last = max(i for i in range(found[0].start, found[0].end) if cleaned[i].isdigit())
+    moved = read(cleaned[:last] + ("8" if cleaned[last] == "9" else str(int(cleaned[last]) + 1)) + cleaned[last + 1 :])
+    return None if moved is None else abs(moved.value - number.value)
+
+
 def grade_number(
     extracted: Number | None,
     gold: Number,
     distractors: list[Number | None] | tuple[Number | None, ...] = (),
     rel_tol: float = 0.02,
+    step: float | None = None,
 ) -> NumericGrade:
     """Grade an extracted number against the gold option's number and the distractors' numbers.
 
@@ -194,7 +208,9 @@ def grade_number(
     distractor), on the gold's scale (percent-aware, as `numbers_match`). The tolerance bound is inclusive;
     the half-gap bound is exclusive: a value exactly half-way between the gold and a distractor is not
     correct. Both comparisons allow a relative epsilon (`WINDOW_EPSILON`) so float noise never decides.
-    Being nearer a distractor than the gold is a consequence of the window, never accepted.
+    Being nearer a distractor than the gold is a consequence of the window, never accepted. A key written
+    coarser than the tolerance ('€6', '0.0': `step`, on the gold's scale) also accepts what rounds to it
+    (strictly within half a step), still only when nearer the gold than any distractor.
     """
     if not (isinstance(rel_tol, int | float) and rel_tol >= 0):
         raise ValueError(f"rel_tol={rel_tol!r} must be a non-negative number")
@@ -218,7 +234,8 @@ def grade_number(
 
     _, half_gap = acceptance_window(gold, numeric_distractors, rel_tol)
     eps = WINDOW_EPSILON * max(abs(g), abs(x), 1e-12)
-    if gold_distance > rel_tol * abs(g) + eps and not rel_error <= rel_tol + REL_TOL_SLACK:
+    rounds_to_gold = step is not None and gold_distance < (step / 100 if gold.unit == PERCENT else step) / 2 - eps
+    if gold_distance > rel_tol * abs(g) + eps and not rel_error <= rel_tol + REL_TOL_SLACK and not rounds_to_gold:
         reason = f"{extracted} is {_pct(rel_error)} from gold {gold} (tolerance {_pct(rel_tol)})"
         return NumericGrade(False, rel_error, closest_rel, reason)
     if closest and closest[0] < gold_distance - eps:

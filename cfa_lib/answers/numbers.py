@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 
 from cfa_lib.answers.text import clean
 
@@ -91,12 +93,102 @@ def _join_space_groups(match: re.Match[str]) -> str:
 
 
 def normalise_signs(text: str) -> str:
-    """Unicode minus signs to '-', the lira sign the source uses for pounds (₤) to '£', thousands grouped
-    by spaces or thin spaces ('1 003 333', '€644 161') to commas."""
-    text = re.sub("[\u2212\u2012\ufe63\uff0d]", "-", text).replace("₤", "£")
+    """Numbers as the readers read them (the number grammar of tests/grading_corpus/README.md): Unicode minus
+    signs to '-', the lira sign the source uses for pounds (₤) to '£', scientific notation, 万/亿 and unit
+    words of other languages written out (`_written_out`), a text written with decimal commas read in its
+    locale (`decimal_comma`), thousands grouped by spaces or thin spaces ('1 003 333', '€644 161') to commas."""
+    text = re.sub("[\u2212\u2012\u2011\ufe63\uff0d]", "-", text).replace("₤", "£")
+    text = _written_out(text)
+    if decimal_comma(text):
+        text = _GROUPED_DECIMAL.sub(_as_decimal_point, text)
+    else:  # '28,79 %' on the answer line of a text that otherwise writes points: no US reading of it exists
+        text = _COMMA_DECIMAL.sub(lambda m: _GROUPED_DECIMAL.sub(_as_decimal_point, m.group()), text)
     text = _SPACE_GROUPED.sub(_join_space_groups, text)
     # an en/em dash directly before a number is a minus sign unless it joins a range (2019–2020)
     return re.sub(r"(?<![\w)])([–—])(?=\s?[$€£¥]?\d)", "-", text)
+
+
+# --- number formats beyond US English -------------------------------------------------------------------
+# a decimal comma no US text writes: '28,79', '0,2879', '−1,7', '40.082,64', '16 215,64'
+_COMMA_DECIMAL = re.compile(
+    r"(?<![\d.,])(?<!\w\()(?:0,\d+|\d+,\d{1,2}|\d+,\d{4,}|\d{1,3}(?:[. \u00a0\u202f\u2009]\d{3})+,\d+)(?![\d,])")
+# a decimal point no comma-locale text writes: '28.79', '0.288', '1,234.5', '0.776483'
+_POINT_DECIMAL = re.compile(r"(?<![\d.,])(?:0\.\d+|\d+\.\d{1,2}(?![\d.])|\d+\.\d{4,}|\d{1,3}(?:,\d{3})+\.\d+)")
+# a number in a decimal-comma text: its thousands by dots or spaces, its decimal part after the comma
+_GROUPED_DECIMAL = re.compile(
+    r"(?<![\d.,])(?P<int>\d{1,3}(?:(?P<sep>[. \u00a0\u202f\u2009])\d{3})(?:(?P=sep)\d{3})*|\d+)"
+    r"(?:,(?P<dec>\d+))?(?![\d])")
+# a number written one way in every locale's reading: '1,234' in a decimal-comma text is 1.234 or 1234
+AMBIGUOUS_GROUP = re.compile(r"(?<![\d.,])[1-9]\d{0,2},\d{3}(?![\d,.])")
+
+
+def writes_decimal_comma(text: str) -> bool:
+    """The text writes a decimal with a comma somewhere ('28,79 %', '0,2879', '81.481,48')."""
+    return bool(_COMMA_DECIMAL.search(text))
+
+
+def decimal_comma(text: str) -> bool:
+    """The text writes decimals with a comma and never with a point: its dots group thousands."""
+    return writes_decimal_comma(text) and not _POINT_DECIMAL.search(text)
+
+
+def _as_decimal_point(match: re.Match[str]) -> str:
+    whole, decimals = match.group("int"), match.group("dec")
+    if AMBIGUOUS_GROUP.fullmatch(match.group()):
+        return match.group()  # '1,234': left as written, `grade_open_answer` defers on it
+    if decimals is None and match.group("sep") == " " and not re.fullmatch(r"\d{1,3}(?: \d{3}){2,}|\d{2,3} \d{3}",
+                                                                             whole):
+        return match.group()  # '1 500' may be two numbers; the US rule for spaces decides
+    digits = re.sub(r"\D", "", whole)
+    return digits if decimals is None else f"{digits}.{decimals}"
+
+
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+# '1.6216 × 10⁴', '1.2 × 10^2', '6.6 × 10^{-3}', '4.929285E+06', '2.8785e-01'
+_SCIENTIFIC = re.compile(
+    r"(?<![\w.,])(?P<m>\d+(?:[.,]\d+)?)(?:\s*[×xX*·]\s*10\s*(?:\^\s*\{?\s*(?P<e1>[-+]?\d+)\s*\}?|(?P<e2>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))"
+    r"|[eE](?P<e3>[-+]?\d{1,3}))(?![\w.])")
+_CJK_SCALE = re.compile(r"(?P<m>\d+(?:\.\d+)?)\s*(?P<s>万|亿)")
+# unit, scale and sign words of the languages answers are written in, as the readers know them
+_WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
+    (re.compile(r"(?i)(?<=\d)\s*(?:个)?(?:基点|basispunkte?n?|points?\s+de\s+base|puntos?\s+b[aá]sicos?|"
+                r"pontos?[\s-]+base|pb\b)"), " bps"),
+    (re.compile(r"(?i)(?<=\d)\s*(?:prozent|por\s+ciento|pour\s+cent|por\s+cento)\b"), " percent"),
+    (re.compile(r"(?i)(?<=\d)\s*(?:millionen|millions|millones|milh[õo]es|mio\.)(?!\w)"), " million"),
+    (re.compile(r"(?i)(?<=\d)\s*(?:milliarden|milliards|mrd\.)(?!\w)"), " billion"),
+    # the unit or scale right after the number: '169.9 (in $ millions)', '450 in thousands', '28.79 (in %)'
+    (re.compile(r"(?i)(?<=\d)\s*\(\s*in\s+(?:[$€£¥]\s*|(?:USD|EUR|GBP|JPY)\s+)?(thousand|million|billion)s\s*\)"
+                r"|(?<=\d)\s+in\s+(?:[$€£¥]\s*|(?:USD|EUR|GBP|JPY)\s+)?(thousand|million|billion)s\b"),
+     lambda m: " " + (m.group(1) or m.group(2))),
+    (re.compile(r"(?<=\d)\s*\(\s*in\s*%\s*\)"), "%"),
+    # sign words before a number ('baisse de 0,66 %', 'sinkt um 0,66 %', '下降0.66%'): rule 4 in any language
+    (re.compile(r"(?i)\b(?:baisse|diminution|recul|r[üu]ckgang|disminuci[óo]n|ca[íi]da|queda|redu[çc][ãa]o)\s+"
+                r"(?:de|d['’]|von|um)\s*(?=[-+$€£¥]?\d)"), "decline of "),
+    (re.compile(r"(?i)\b(?:sinkt|f[äa]llt|diminue|baisse|disminuye|cae|baja|cai|diminui)\s+(?:um|de|en|em)?\s*"
+                r"(?:environ\s+|rund\s+|etwa\s+|aproximadamente\s+|cerca\s+de\s+)?(?=[-+$€£¥]?\d)"), "falls by "),
+    (re.compile(r"(?:下降|减少|下跌|降低)(?:了)?(?:约|大约)?(?=[-+$€£¥]?\d)"), " declines by "),
+]
+
+
+def _written_out(text: str) -> str:
+    """Scientific notation as a plain decimal ('2.8785E-01' is 0.28785), 万 and 亿 applied ('98.27万' is
+    982700) and other languages' unit and scale words in English ('66 Basispunkte' is '66 bps')."""
+
+    def plain(match: re.Match[str]) -> str:
+        exponent = (match.group("e1") or match.group("e2") or match.group("e3")).translate(_SUPERSCRIPT)
+        mantissa = match.group("m").replace(",", ".")
+        return _plain(Decimal(mantissa).scaleb(int(exponent)))
+
+    text = _SCIENTIFIC.sub(plain, text)
+    text = _CJK_SCALE.sub(lambda m: _plain(Decimal(m.group("m")) * (10_000 if m.group("s") == "万" else 10**8)), text)
+    for words, english in _WORDS_ELSEWHERE:
+        text = words.sub(english, text)
+    return text
+
+
+def _plain(value: Decimal) -> str:
+    text = format(value.normalize(), "f")
+    return text
 
 
 _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "

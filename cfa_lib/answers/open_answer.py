@@ -15,6 +15,24 @@ judge (a deferral costs a judge call, a wrong verdict costs the study). The orde
    matching number with the opposite direction word (sell against the key's buy, a gain where the stem
    asks for the loss) is incorrect, one naming both directions goes to the judge.
 
+The grammar of a committed answer the reader decides on (tests/grading_corpus/README.md, "What the reader
+decides on"); anything outside it, or a second candidate it cannot rule out, goes to the judge with the reason:
+
+* value: one number, in digits or number words; US digits (113,733.21), a decimal comma with dot or space
+  thousands (28,79; 40.082,64; 16 215,64) in a text that writes no decimal point, an unambiguous decimal
+  comma anywhere (28,79 %), scientific notation (2.8785E-01, 1.2 × 10², 6.6 × 10^{-3}), 万 and 亿; '1,234' in a
+  text that writes decimal commas is ambiguous and deferred;
+* sign: '-', U+2011/2012/2013/2212 minus signs, accounting parentheses, sign words (in English, French,
+  German, Spanish, Portuguese, Chinese) before or after it;
+* unit and scale: %, bps (and their translations), a currency, a scale word or '(in $ millions)' right after
+  it, the unit the stem asks for;
+* position: a JSON reply's answer field (or the field naming the asked quantity), the last `FINAL ANSWER:` line
+  (its parts naming the asked quantity when it has several), or the concluding statement; a remark in
+  parentheses after the value, a level after a change ('by 66 bps, from 3.15% to 3.81%'), a comparison or a
+  supposition are not the answer;
+* the key: its number, matched within min(2 %, half the gap to the nearest option), or within its own
+  rounding when written coarser than that ('€6', '0.0') and nearer to it than to any other option.
+
 The `FINAL ANSWER:` line, when present, is the answer (`answer_source="final_line"`); otherwise the
 heuristic reader of `final_number` proposes the committed conclusion and `settle` checks it against the
 statement of the asked quantity (`answer_source="heuristic"`).
@@ -23,12 +41,15 @@ statement of the asked quantity (`answer_source="heuristic"`).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from cfa_lib.answers.asked import asked_phrase
-from cfa_lib.answers.choice import extract_choice, has_answer_line
+from cfa_lib.answers.asked import asked_phrase, asked_quantity, mentions
+from cfa_lib.answers.choice import has_answer_line, read_choice
 from cfa_lib.answers.commitment import (
+    UNDECIDED,
     Direction,
     conclusion,
     direction_agreement,
@@ -41,10 +62,12 @@ from cfa_lib.answers.commitment import (
     leaves_open,
     stem_unit,
     without_captions,
+    without_remarks,
 )
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
-from cfa_lib.answers.key import NumericGrade, NumericKey, grade_number, numeric_key, option_value
+from cfa_lib.answers.key import NumericGrade, NumericKey, grade_number, numeric_key, option_value, rounding_step
 from cfa_lib.answers.numbers import (
+    AMBIGUOUS_GROUP,
     CURRENCY_UNITS,
     PERCENT,
     Number,
@@ -53,8 +76,10 @@ from cfa_lib.answers.numbers import (
     ratios_as_fractions,
     spell_numbers,
     symmetric_values,
+    writes_decimal_comma,
 )
 from cfa_lib.answers.settle import settle
+from cfa_lib.answers.structured import answer_fields, json_reply
 from cfa_lib.answers.text import clean
 from cfa_lib.data import Question
 
@@ -104,7 +129,7 @@ def _open_key(stem: str, choices: tuple[tuple[str, str], ...], answer: str) -> N
     key = numeric_key(options, answer, statements=True)
     unit = stem_unit(stem)
     if key is None or unit is None or unit.bps:
-        return key
+        return key if key is None or key.ratio else replace(key, step=rounding_step(options[answer], option_value))
 
     def scaled(text: str) -> Number | None:
         number = option_value(text)
@@ -114,6 +139,7 @@ def _open_key(stem: str, choices: tuple[tuple[str, str], ...], answer: str) -> N
         scaled(options[answer]),  # type: ignore[arg-type]
         {letter: scaled(options[letter]) for letter in key.distractors},
         key.ratio,
+        rounding_step(options[answer], scaled),
     )
 
 
@@ -124,12 +150,21 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     body = symmetric_values(spell_numbers(normalise_signs(clean(response))))
     if key is not None and key.ratio:
         body = ratios_as_fractions(body)
+    reply = json_reply(body)
+    if reply is not None:
+        return _graded_json(question, reply, finish_reason, tolerance)
     final = final_answer_line(body)
+    final = None if final is None else without_remarks(final)
     if finish_reason == "length" and final is None:
         return OpenGrade("truncated", None, "cut by the token limit before a FINAL ANSWER line")
     if not body.strip():
         return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
 
+    if final is not None and len(_candidates(final, question.stem)) > 1 and len(
+            {grade_open_answer(question, f"FINAL ANSWER: {part}", finish_reason, tolerance).verdict
+             for part in _candidates(final, question.stem)}) > 1:  # 'principal 1,020; coupon 30.60'
+        return OpenGrade("judge", None, "the answer line states two values that lead to different verdicts",
+                         "final_line")
     source: AnswerSource = "heuristic" if final is None else "final_line"
     text = body if final is None else final
     reading = read_body(text, question.stem, line=final is not None)
@@ -144,6 +179,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     # flows") are the judge's to read when the key is words
     if key is not None and is_hedge(committed_text, question.stem):
         return OpenGrade("no_answer", None, "the response offers alternatives or a range without choosing", source)
+    if key is None and UNDECIDED.search(committed_text):
+        return OpenGrade("no_answer", None, "the response says it has not chosen between alternatives", source)
     if key is None:
         value = _in_stem_unit(reading, question) if reading else None
         return OpenGrade("judge", value, "the correct option is not a single computed number "
@@ -155,11 +192,45 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     settled = settle(text, question.stem, reading, key.gold.unit, match, lambda r: str(_in_stem_unit(r, question)))
     if isinstance(settled, str):
         return OpenGrade("judge", None, settled, source)
+    if settled is not None and (ambiguous := _ambiguous_format(settled, writes_decimal_comma(clean(response)))):
+        return OpenGrade("judge", None, ambiguous, source)
     if settled is None:
         if has_refusal(body):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
         return OpenGrade("judge", None, "the response commits to words, not a number", source)
     return _graded(question, settled, value_clause(settled), key, tolerance, source)
+
+
+def _candidates(line: str, stem: str) -> list[str]:
+    """The parts of an answer line ('; '-separated) that state a value; those naming the asked quantity only,
+    when some do ('2.83 (Macaulay); modified 2.62' answers 'the Macaulay duration' with its first part)."""
+    parts = [part for part in line.split(";") if re.search(r"\d", part)]
+    asked = asked_quantity(stem)
+    named = [part for part in parts if asked is not None and mentions(asked, part)]
+    return named or parts
+
+
+_UNIT_SUFFIX = {"pct": "%", "percent": "%", "bps": " bps", "bp": " bps", "usd": " USD", "eur": " EUR", "gbp": " GBP"}
+
+
+def _graded_json(question: Question, reply: dict, finish_reason: str | None, tolerance: float) -> OpenGrade:
+    """A JSON reply: its answer field ('answer', 'final_answer') or else the field named by the asked quantity
+    ('irr', 'price', 'correlation'; a unit suffix '_pct', '_bps' is the value's unit) is the answer; no such
+    field, or two that disagree, is the judge's."""
+    fields = answer_fields(reply)
+    if not fields:
+        asked = asked_quantity(question.stem)
+        named = set() if asked is None else {asked.head, *asked.modifiers, (asked.acronym or "").lower()} - {""}
+        fields = [(name, value) for name, value in reply.items() if not isinstance(value, dict | list)
+                  and (words := [w for w in name.lower().split("_") if w not in _UNIT_SUFFIX]) and set(words) <= named]
+    if not fields:
+        return OpenGrade("judge", None, "the JSON reply has no field for the asked quantity")
+    grades = [grade_open_answer(question, f"FINAL ANSWER: {value}{_UNIT_SUFFIX.get(name.lower().split('_')[-1], '')}",
+                                finish_reason, tolerance) for name, value in fields]
+    if len({g.verdict for g in grades}) > 1:
+        return OpenGrade("judge", None, "the JSON reply's fields for the answer disagree")
+    first = grades[0]
+    return replace(first, reason=f"JSON field '{fields[0][0]}': {first.reason}")
 
 
 def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, tolerance: float,
@@ -184,8 +255,18 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)
 
 
+def _ambiguous_format(reading: Reading, comma_text: bool) -> str:
+    """Why the committed number can be read two ways, or '': '1,234' in a text that writes decimal commas
+    (1.234 or 1234), a decimal comma left unread ('1,5' next to '0.65')."""
+    if comma_text and AMBIGUOUS_GROUP.search(reading.token):
+        return f"'{reading.token.strip()}' in a text written with decimal commas is a decimal or a thousands group"
+    if re.match(r",\d", reading.region[reading.found.end :]):
+        return "the committed number has a decimal comma in a text that also writes decimal points"
+    return ""
+
+
 def _window(value: Number, key: NumericKey, tolerance: float) -> NumericGrade:
-    return grade_number(value, key.gold, list(key.distractors.values()), rel_tol=tolerance)
+    return grade_number(value, key.gold, list(key.distractors.values()), rel_tol=tolerance, step=key.step)
 
 
 def key_directions(question: Question) -> set[Direction]:
@@ -208,15 +289,21 @@ def _in_stem_unit(reading: Reading, question: Question) -> Number:
     return in_stem_unit(reading.number, reading.token, stem_unit(question.stem))
 
 
-def grade_choice(question: Question, response: str | None, finish_reason: str | None = None) -> OpenGrade:
+def grade_choice(question: Question, response: str | None, finish_reason: str | None = None, *,
+                 options: Mapping[str, str] | None = None) -> OpenGrade:
     """Grade one multiple-choice response: the `ANSWER: X` line wins over trailing hypotheticals; a response
-    cut by the token limit before any answer line is truncated, never wrong."""
+    cut by the token limit before any answer line is truncated, never wrong. `options` (by default the
+    question's) lets an answer by an option's value or words count as its letter; when it matches two
+    options the judge decides."""
     letters = "".join(question.choices)
     body = clean(response)
     if finish_reason == "length" and not has_answer_line(body, letters):
         return OpenGrade("truncated", None, "cut by the token limit before an ANSWER line")
-    letter = extract_choice(response, letters)
+    reading = read_choice(response, letters, options=question.choices if options is None else options)
+    letter = reading.letter
     if letter is None:
+        if reading.doubt:
+            return OpenGrade("judge", None, reading.doubt)
         reason = "nothing is committed outside the reasoning block" if not body.strip() else \
             "no single letter is committed"
         return OpenGrade("no_answer", None, reason)

@@ -6,8 +6,12 @@ import re
 
 from cfa_lib.models.thinking import split_thinking
 
+# inline math '$6.6 \times 10^{-3}$', '$RP_{2020} = 0.031$': dollar signs that delimit LaTeX, not amounts
+_INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(?P<math>[^$\n]*?(?:\\[A-Za-z]+|[_^]\{)[^$\n]*?)(?<!\\)\$(?![\d$])")
+
 
 def _unwrap_latex(text: str) -> str:
+    text = _INLINE_MATH.sub(lambda m: m.group("math"), text)
     previous = None
     while previous != text:
         previous = text

@@ -1,0 +1,164 @@
+"""Issue #31: the reader decides only on forms it understands, by class, on real FinEval questions.
+
+Each case is written here (not copied from tests/grading_corpus_fresh/); each failed before the change.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cfa_lib.answers import extract_choice, grade_choice, grade_open_answer
+from cfa_lib.data import load_dataset
+
+
+@pytest.fixture(scope="module")
+def questions():
+    return {q.id: q for name in ("easy", "challenge") for q in load_dataset(name)}
+
+
+# --- letters: the options' texts, and letter forms ---------------------------------------------------------
+@pytest.mark.parametrize(("qid", "response", "letter"), [
+    ("easy_944", "Setting MR = MC gives P = 40 × 3, so the firm charges $120 (option C).", "C"),
+    ("easy_944", "Average-cost pricing under regulation: $70 — option B.", "B"),
+    ("easy_810", "A risk-free return is known in advance, so ρ = 0.0, i.e. option B.", "B"),
+    ("easy_394", "c) intermediate-term debt instruments", "C"),
+    ("easy_873", "**B** — the budget comes before the tolerance.", "B"),
+    ("easy_689", "They are neither standardized nor transparent. Neither A nor C holds, so B.", "B"),
+    ("easy_853", "Claims are lumpy and unpredictable. Not C; it is B.", "B"),
+    ("easy_696", "Option C (something else) — not standardized.", "C"),
+    ("challenge_23", "Emerging-market debt carries more credit risk: the likelihood of default only → B", "B"),
+    ("easy_750", "Its value is the present value of the fixed payments from the swap (A).", "A"),
+])
+def test_letter_forms(questions, qid, response, letter):
+    assert extract_choice(response, "ABC") == letter
+    assert grade_choice(questions[qid], response).letter == letter
+
+
+@pytest.mark.parametrize(("qid", "response", "letter"), [
+    ("easy_1012", '```json\n{"answer": "B", "confidence": 0.6, "reason": "indexed to the PPI"}\n```', "B"),
+    ("easy_538", '{"final_answer": "c", "why": "affirmative covenants"}', "C"),
+])
+def test_letter_inside_json(questions, qid, response, letter):
+    assert grade_choice(questions[qid], response).letter == letter
+
+
+@pytest.mark.parametrize(("qid", "response", "letter"), [
+    ("easy_341", "Solving the quadratic in 1/(1+r): r = 28.59%", "B"),  # by value
+    ("challenge_78", "2020: 3.145%; 2021: 3.806%; the premium rises by about 79 bps.", "C"),
+    ("easy_810", "A perfect hedge means ρ = −1.0", "A"),
+    ("easy_40", "That describes a joint probability.", "A"),  # by the option's words
+    ("easy_84", "Consistent.", "C"),
+    ("easy_10", "PV = £2,000 / 0.005 = £400,000, which is greater than the lump sum.", "C"),
+    ("easy_196", "Each item of revenue and expense is shown as a percentage of net revenue.", "A"),
+])
+def test_answer_by_option_value_or_words(questions, qid, response, letter):
+    question = questions[qid]
+    assert extract_choice(response, "ABC", options=question.choices) == letter
+    assert grade_choice(question, response).letter == letter
+
+
+def test_two_options_or_negated_words_are_not_a_letter(questions):
+    question = questions["easy_1013"]
+    both = "It is the role of auditing and of financial reporting."
+    assert grade_choice(question, both).verdict == "judge"
+    assert grade_choice(questions["easy_84"], "It is not unbiased.").verdict != "correct"
+
+
+# --- number formats: what is unambiguous is read, what is not is deferred ----------------------------------
+@pytest.mark.parametrize(("qid", "response", "verdict", "value"), [
+    ("easy_341", "TIR = 28,79 %\n\nFINAL ANSWER: 28,79 %", "correct", 28.79),
+    ("easy_341", "1 + r = 1,287855, r = 0,2879\n\nFINAL ANSWER: 0,2879", "correct", 28.79),
+    ("easy_341", "NPV bei 10 % = 40.082,64 $; IRR ≈ 0,2859\n\nFINAL ANSWER: 0,2859", "incorrect", 28.59),
+    ("easy_341", "FINAL ANSWER: 2.879E-01", "correct", 28.79),
+    ("easy_944", "P = 40/(1/3)\n\nFINAL ANSWER: $1.2 \\times 10^{2}$", "correct", 120.0),
+    ("easy_944", "FINAL ANSWER: 1,2 × 10² $", "correct", 120.0),
+    ("easy_944", "Prix = 66,67 $ (MC × 1,6667)\n\nFINAL ANSWER: 66,67 $", "incorrect", 66.67),
+    ("challenge_78", "ΔRP = 0,03806 − 0,03145\n\nFINAL ANSWER: 0,66 %", "correct", 0.66),
+    ("challenge_78", "Die Prämie steigt um rund 66 Basispunkte.", "correct", 0.66),
+    ("challenge_78", "风险溢价净增加约66个基点。", "correct", 0.66),
+    ("challenge_78", "La prime de risque baisse de 0,66 %.\n\nRÉPONSE FINALE : baisse de 0,66 %", "incorrect", -0.66),
+    ("challenge_78", "ΔRP ≈ 6.6 × 10⁻³", "correct", 0.66),
+])
+def test_number_formats(questions, qid, response, verdict, value):
+    grade = grade_open_answer(questions[qid], response, "stop")
+    assert (grade.verdict, grade.value.value) == (verdict, pytest.approx(value))
+
+
+@pytest.mark.parametrize("response", [
+    "Kapitalwert 40.082,64 $, Zinsfuß 0,2879.\n\nFINAL ANSWER: 1,200",  # 1.2 or 1200 in a decimal-comma text
+    "MR = P × 0,3333 with MC = 40.00\n\nFINAL ANSWER: 1,200",  # a text writing both: 1.2 or 1200
+])
+def test_ambiguous_number_formats_are_deferred(questions, response):
+    grade = grade_open_answer(questions["easy_944"], response, "stop")
+    assert grade.verdict == "judge"
+
+
+# --- keys written coarser than the tolerance: what rounds to the key and is nearest to it -------------------
+@pytest.mark.parametrize(("qid", "response", "verdict"), [
+    ("easy_810", "Measured on monthly data ρ ≈ 0.03.\n\nFINAL ANSWER: 0.03", "correct"),
+    ("easy_810", "FINAL ANSWER: –0.04", "correct"),
+    ("easy_6", "The difference is €5.56.\n\nFINAL ANSWER: €5.56", "correct"),  # the issue's own example
+])
+def test_coarse_key(questions, qid, response, verdict):
+    assert grade_open_answer(questions[qid], response, "stop").verdict == verdict
+
+
+@pytest.mark.parametrize(("qid", "response"), [
+    ("easy_810", "FINAL ANSWER: 0.06"),  # rounds to 0.1, not to the key's 0.0 (a guard: incorrect before and after)
+    ("easy_6", "FINAL ANSWER: €6.6"),
+])
+def test_coarse_key_keeps_what_does_not_round_to_it(questions, qid, response):
+    assert grade_open_answer(questions[qid], response, "stop").verdict == "incorrect"
+
+
+# --- structured replies: the field that answers, not the last number ----------------------------------------
+@pytest.mark.parametrize(("qid", "response", "verdict", "value"), [
+    ("easy_341", '```json\n{"npv": 40082.64, "irr": 0.2879, "periods": 2}\n```', "correct", 28.79),
+    ("easy_944", '{"average_cost": 70, "price": 120, "markup_factor": 3.0, "profit_per_unit": 50}', "correct",
+     120.0),
+    ("easy_944", '{"answer": 70, "unit": "USD", "confidence": 0.7}', "incorrect", 70.0),
+    ("easy_810", '```json\n{"correlation": 0.0, "covariance": 0.0, "n": 60}\n```', "correct", 0.0),
+])
+def test_json_reply(questions, qid, response, verdict, value):
+    grade = grade_open_answer(questions[qid], response, "stop")
+    assert (grade.verdict, grade.value.value) == (verdict, pytest.approx(value))
+
+
+def test_json_reply_without_an_answer_field_is_deferred(questions):
+    reply = '{"rp_2020": 3.145, "rp_2021": 3.806, "sharpe": 0.25}'
+    assert grade_open_answer(questions["challenge_78"], reply, "stop").verdict == "judge"
+
+
+# --- units and scale after the number; where the value stands -----------------------------------------------
+@pytest.mark.parametrize(("qid", "response", "verdict", "value"), [
+    ("easy_944", "- MC = USD 40/unit\n- 1 − 1/1.5 = 1/3\n\n**Price: USD 120/unit** (vs. MC of USD 40/unit)", "correct",
+     120.0),
+    ("challenge_78", "FINAL ANSWER: +66 bps (premium 3.145% → 3.806%)", "correct", 0.66),
+    ("challenge_78", "The 2021 premium is 3.806%.\n\nThe premium rises by 66 bps, from 3.15% to 3.81%.", "correct",
+     0.66),
+])
+def test_value_position_and_units(questions, qid, response, verdict, value):
+    grade = grade_open_answer(questions[qid], response, "stop")
+    assert (grade.verdict, grade.value.value) == (verdict, pytest.approx(value))
+
+
+def test_scale_in_parentheses_after_the_number():
+    from cfa_lib.answers.final_number import extract_number
+    assert extract_number("Net income: 169.9 (in $ millions)").value == pytest.approx(169.9e6)
+    assert extract_number("Total = 450 in thousands").value == pytest.approx(450e3)
+
+
+def test_answer_line_with_two_values_for_other_quantities_is_deferred(questions):
+    line = "FINAL ANSWER: principal 1,020; coupon 30.60"
+    assert grade_open_answer(questions["easy_531"], line, "stop").verdict == "judge"
+
+
+# --- hedges before the value ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(("qid", "response"), [
+    ("easy_944", "It depends on regulation: $70 if it prices at average cost, $120 if it maximises profit."),
+    ("easy_2", "Daily gives 4.0808% and continuous 4.0811%, so it could be either daily or continuous."),
+    ("easy_30", "It is mildly platykurtic or close to normal; I can't say which without a test."),
+    ("easy_583", "Depende de las opciones. ¿Podría indicarme las alternativas?"),
+])
+def test_hedges_are_no_answer(questions, qid, response):
+    assert grade_open_answer(questions[qid], response, "stop").verdict == "no_answer"
