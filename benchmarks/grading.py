@@ -1,7 +1,7 @@
 """Grading precision and coverage on hand-labelled corpora, and grading speed on CFA-Easy.
 
     PYTHONPATH=. .venv/bin/python benchmarks/grading.py [CORPUS_DIR ...]
-    (default: tests/grading_corpus, tests/grading_corpus_commitment and tests/grading_corpus_blind)
+    (default: every tests/grading_corpus* folder: the first corpus, _commitment, _blind, _fresh and _kept_out)
 
 Each corpus directory holds `open.jsonl` and/or `mcq.jsonl` in the format of tests/grading_corpus/README.md
 (`question_id`, `class`, `response`, `finish_reason`, `expected_verdict`, and `expected_value` or
@@ -35,7 +35,8 @@ from cfa_lib.data import dataset_of, load_dataset, questions_by_id
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPORA = [ROOT / "tests" / name for name in
-                   ("grading_corpus", "grading_corpus_commitment", "grading_corpus_blind")]
+                   ("grading_corpus", "grading_corpus_commitment", "grading_corpus_blind", "grading_corpus_fresh",
+                    "grading_corpus_kept_out")]
 PRECISION_GOAL, COVERAGE_GOAL = 0.99, 0.90
 
 
