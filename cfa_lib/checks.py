@@ -6,6 +6,7 @@ sentence: "Parameter NAME=VALUE is not valid: accepted values are ...".
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 
@@ -31,3 +32,11 @@ def check_optional_flag(value: Any, name: str) -> bool | None:
     if value is None or isinstance(value, bool):
         return value
     raise invalid(name, value, "None, True or False")
+
+
+class CommandLine(argparse.ArgumentParser):
+    """The toolkit's commands: a bad argument is one sentence first, then where the options are listed, and
+    no usage block above it (argparse's default buries the sentence under the usage)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"error: {message}\n(`{self.prog} --help` lists every option)\n")

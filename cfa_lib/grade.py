@@ -13,7 +13,6 @@ counted; the exit code is then 1.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import Counter
@@ -21,6 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from cfa_lib.answers.open_answer import VERDICTS, grade_choice, grade_open_answer
+from cfa_lib.checks import CommandLine
 from cfa_lib.data import DATASET_NAMES, dataset_of, questions_by_id
 
 
@@ -76,7 +76,7 @@ def grade_lines(lines: Iterable[str | bytes], dataset: str | None = None, tolera
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cfa_lib.grade", description=__doc__.splitlines()[0])
+    parser = CommandLine(prog="python -m cfa_lib.grade", description=__doc__.splitlines()[0])
     parser.add_argument("responses", type=Path, help="JSONL: one {question_id, response, finish_reason?} per line")
     parser.add_argument("--dataset", choices=DATASET_NAMES, default=None,
                         help="dataset of every question id (default: from the id prefix)")

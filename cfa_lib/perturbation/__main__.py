@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from cfa_lib.checks import CommandLine
 from cfa_lib.data import DATASET_NAMES
 from cfa_lib.perturbation.census import dataset_census
 from cfa_lib.perturbation.items import write_items
@@ -100,7 +101,7 @@ def _review(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cfa_lib.perturbation", description=__doc__.splitlines()[0])
+    parser = CommandLine(prog="python -m cfa_lib.perturbation", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     verify = commands.add_parser("verify", help="check every template of a dataset and print the coverage")
     verify.add_argument("--dataset", required=True, choices=DATASET_NAMES)

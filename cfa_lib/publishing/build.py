@@ -6,13 +6,13 @@
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from cfa_lib.checks import CommandLine
 from cfa_lib.paths import BUILD_DIR, PROJECT_ROOT, results_root
 from cfa_lib.publishing import BookBuildError
 from cfa_lib.publishing.mathjax import install_mathjax
@@ -54,7 +54,7 @@ def build(builder: str = "html", root: Path = PROJECT_ROOT, output: Path = OUTPU
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cfa_lib.publishing.build", description=__doc__.splitlines()[0])
+    parser = CommandLine(prog="python -m cfa_lib.publishing.build", description=__doc__.splitlines()[0])
     parser.add_argument("target", choices=["html", "pdf"])
     parser.add_argument("--root", type=Path, default=PROJECT_ROOT, help="the book's sources (_config.yml)")
     parser.add_argument("--output", type=Path, default=OUTPUT, help="Jupyter Book's --path-output")

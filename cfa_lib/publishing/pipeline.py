@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cfa_lib.checks import CommandLine
 from cfa_lib.data import DATASET_NAMES
 from cfa_lib.experiments.registry import EXPERIMENTS, FIGURES_NOTEBOOK
 from cfa_lib.experiments.variants import check_variants
@@ -253,7 +254,7 @@ def _short(path: Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cfa_lib.publishing.pipeline", description=__doc__.splitlines()[0])
+    parser = CommandLine(prog="python -m cfa_lib.publishing.pipeline", description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="local",
                         help='space-separated model names, e.g. "local gpt-4o-mini"')
     parser.add_argument("--dataset", default="easy", choices=DATASET_NAMES)

@@ -7,15 +7,15 @@ judge-based accuracies corrected for them. A bad row is named by its line, and t
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+from cfa_lib.checks import CommandLine
 from cfa_lib.review.sample import DEFAULT_SEED, DEFAULT_SIZE
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cfa_lib.review", description=__doc__.splitlines()[0])
+    parser = CommandLine(prog="python -m cfa_lib.review", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     export = commands.add_parser("export", help="write a blind review sample of a results file")
     export.add_argument("results", type=Path)
