@@ -162,3 +162,18 @@ def test_reference_runs_regraded(model, changes, n, bias, n_answerable, bias_ans
     s = run.summary
     assert (s.n_paired, round(s.option_bias, 4)) == (n, bias)
     assert (s.answerable.n_paired, round(s.answerable.option_bias, 4)) == (n_answerable, bias_answerable)
+
+
+def test_a_reply_whose_answer_matches_two_options_is_excluded_not_guessed() -> None:
+    from cfa_lib.data import questions_by_id
+    from cfa_lib.experiments.outcome import grade_letter
+    from cfa_lib.models import Completion
+
+    question = questions_by_id("easy")["easy_3"]  # A $112,555, B $113,330, C $113,733
+    reply = Completion(text='{"answer": "A", "final_answer": "C"}', model="m", finish_reason="stop")
+    outcome = grade_letter(reply, question)
+    assert outcome.excluded == "letter_undecided" and outcome.correct is None
+    assert outcome.code == "LETTER_UNDECIDED" and "two letters" in outcome.reason
+    from cfa_lib.experiments.outcome import letter_error, letter_from_file
+
+    assert letter_from_file(None, None, letter_error(outcome)).excluded == "letter_undecided"  # as a file reads back

@@ -20,7 +20,7 @@ from cfa_lib.models import Completion
 
 Status = Literal["correct", "partial", "incorrect", "no_answer", "excluded"]
 Exclusion = Literal["failed", "truncated", "judge_failed", "judge_tie", "judge_uncalibrated", "not_grounded",
-                    "skipped", "empty_response", "not_recorded"]
+                    "skipped", "empty_response", "not_recorded", "letter_undecided"]
 
 # The results files' spelling of each exclusion (three-tier `excluded`, option-bias `judge_verdict`).
 FILE_CODES: dict[Exclusion, str] = {
@@ -33,6 +33,7 @@ FILE_CODES: dict[Exclusion, str] = {
     "skipped": "SKIPPED",  # reason_then_choose without a complete Format B reply to continue from
     "empty_response": "EMPTY_RESPONSE",  # the study's file: an empty open answer, graded by its judge anyway
     "not_recorded": "NO_LETTER_RECORDED",  # the study's file: no letter and thousands of tokens spent
+    "letter_undecided": "LETTER_UNDECIDED",  # the reader cannot tell which option a reply names (two match)
 }
 EXCLUSION_OF_CODE: dict[str, Exclusion] = {code: reason for reason, code in FILE_CODES.items()}
 
@@ -87,9 +88,14 @@ def outcome_of(grade: OpenGrade) -> Outcome:
 
 
 def grade_letter(completion: Completion, question: Question) -> Outcome:
-    """A multiple-choice reply against its key: the letter (`value`), or why it is excluded."""
+    """A multiple-choice reply against its key: the letter (`value`), or why it is excluded (a reply whose
+    answer matches two options is neither guessed nor counted as no answer: no judge reads letters)."""
     graded = read_reply(completion, partial(grade_choice, question))
-    return graded if isinstance(graded, Outcome) else outcome_of(graded)
+    if isinstance(graded, Outcome):
+        return graded
+    if graded.verdict == "judge":
+        return Outcome.exclude("letter_undecided", graded.reason, source=graded.answer_source)
+    return outcome_of(graded)
 
 
 def read_open_answer(completion: Completion, question: Question, tolerance: float) -> OpenGrade | Outcome:
@@ -99,9 +105,10 @@ def read_open_answer(completion: Completion, question: Question, tolerance: floa
 
 
 def letter_error(outcome: Outcome) -> str | None:
-    """The `error` the files record for an excluded letter: "TRUNCATED: <why>", or the failed call's error."""
-    if outcome.excluded == "truncated":
-        return f"{FILE_CODES['truncated']}: {outcome.reason}"
+    """The `error` the files record for an excluded letter: "TRUNCATED: <why>", "LETTER_UNDECIDED: <why>", or the
+    failed call's error."""
+    if outcome.excluded in ("truncated", "letter_undecided"):  # read back by their code (letter_from_file)
+        return f"{FILE_CODES[outcome.excluded]}: {outcome.reason}"
     return outcome.reason if outcome.excluded is not None else None
 
 
