@@ -8,6 +8,7 @@ draws that break one are drawn again, and an item whose values break one is neve
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -53,6 +54,20 @@ class Domain:
             if not holds:
                 return f"{condition.text} ({condition.reason})"
         return ""
+
+
+    def bounds(self, name: str) -> tuple[float, float]:
+        """The interval the conditions that bound `name` alone by a constant ("s > 505") leave it, or infinities."""
+        low, high = -math.inf, math.inf
+        for condition in self.conditions:
+            sides = (condition.left, condition.right)
+            if [side.text.strip() for side in sides].count(name) != 1 or any(
+                    side.names and side.text.strip() != name for side in sides):
+                continue
+            constant = next(side for side in sides if not side.names).evaluate({})
+            below = (condition.comparison in "<=") == (condition.left.text.strip() == name)
+            low, high = (low, min(high, constant)) if below else (max(low, constant), high)
+        return low, high
 
 
 def parse_domain(conditions: Sequence[Condition], names: Iterable[str]) -> Domain:

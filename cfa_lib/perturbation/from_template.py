@@ -20,11 +20,11 @@ from cfa_lib.data import Question
 from cfa_lib.params import PERTURBATION_LEVELS as LEVELS
 from cfa_lib.perturbation.domain import never_inside
 from cfa_lib.perturbation.formula import FormulaError
+from cfa_lib.perturbation.level3 import plan_level3
 from cfa_lib.perturbation.number_text import count_span, substitute_values
 from cfa_lib.perturbation.plan import (
     MAX_DRAWS,
     _changed_spans,
-    _plan_unknown,
     _rng,
     changeable_inputs,
     plan_perturbation,
@@ -34,9 +34,9 @@ from cfa_lib.perturbation.plan import (
 from cfa_lib.perturbation.records import finish
 from cfa_lib.perturbation.rederive import rederive
 from cfa_lib.perturbation.rewrite import check_rewrite
-from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, apply_edits, decide, verify_template
+from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, decide, verify_template
 from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan
-from cfa_lib.perturbation.values import changeable, draw_number
+from cfa_lib.perturbation.values import draw_number
 
 OUTSIDE = "outside the validity domain: "  # a decision draw that breaks one of the template's conditions
 
@@ -143,26 +143,16 @@ def _perturb_tuple(
 def _perturb_unknown(
     question: Question, template: Template, check: TemplateCheck, seed: int, record: PerturbationRecord
 ) -> PerturbationRecord:
-    """Level 3: the template's edits state the original answer; the existing level-3 plan solves."""
-    verification = check.verification
-    assert verification is not None
+    """Level 3: new givens, the new answer stated by the template's edits, the unknown asked (`level3`)."""
     if template.level3 is None:
         return finish(record, "not_perturbable", "the template has no level-3 edits", "level3")
-    unknown = template.level3.unknown
-    info = verification.parameters[unknown]
-    if not changeable(info, verification.parameters):
-        reason = f"level-3 unknown {unknown!r} ({info.spec.span!r}) cannot be asked for: shared, derived or 'other'"
-        return finish(record, "not_perturbable", reason, "changeable_parameters")
-    record.trail.extend(verification.trail)
-    record.original_answer_value = verification.original_answer_value
-    item = _plan_unknown(question, verification, record, _rng(seed, question.id, 3), [unknown])
-    if not isinstance(item, Plan):
-        return item
     try:
-        text = apply_edits(question.stem, template, item.level3_answer_text)
+        planned = plan_level3(question, template, check, seed, record)
     except ValueError as error:
         return finish(record, "rejected", f"level-3 edits: {error}", "level3_edits")
-    return _accept(question, template, check, item, text)
+    if isinstance(planned, PerturbationRecord):
+        return planned
+    return _accept(question, template, check, *planned)
 
 
 def _substitute(question: Question, template: Template, check: TemplateCheck, plan: Plan) -> PerturbationRecord:
