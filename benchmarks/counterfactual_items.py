@@ -59,6 +59,7 @@ def report(result: Separation, seeds: int) -> None:
     print(f"option sets that break the original's order rule: {_share(broken, result.ordered_originals)} "
           f"of the ordered originals' items ({by_rule})")
     print(f"option sets with two options within 0.5 %: {_share(result.close, result.numeric)}")
+    print(f"numeric items keyed at the original's letter: {_share(result.same_letter, result.numeric)}")
 
 
 def main() -> None:

@@ -40,9 +40,14 @@ MIN_MOVE = 0.006  # the asked unknown moves by more than the 0.5 % tolerance: th
 
 
 def stated_text(key: NumberText, number: float) -> str:
-    """`number` as the original key writes its core ("$113,733", "8.0%"), without the option's other words."""
-    written = key.write(number, key.decimals, keep_lead=False)
-    return written[: len(written) - len(key.suffix)] + key.unit
+    """`number` as the original key writes its core ("$113,733", "8.0%"), without the option's other words; with
+    up to two more decimals when the key's would round it by more than 0.5 % ("19.3" where the key is "12")."""
+    for extra in range(3):
+        written = key.write(number, key.decimals + extra, keep_lead=False)
+        text = written[: len(written) - len(key.suffix)] + key.unit
+        if relative_difference(find_numbers(text)[0].number, number) <= REL_TOL:
+            break
+    return text
 
 
 def plan_level3(question: Question, template: Template, check: TemplateCheck, seed: int,

@@ -92,6 +92,7 @@ class Separation:
     ordered_originals: int = 0  # numeric items whose original follows an order rule
     order_broken: Counter[str] = field(default_factory=Counter)  # by the original's rule
     close: int = 0
+    same_letter: int = 0  # numeric items keyed at the original's letter (a third of them by chance, three options)
 
     def add(self, dataset: str, seed: int, question: Question, record: PerturbationRecord) -> None:
         """Count one valid item."""
@@ -107,6 +108,7 @@ class Separation:
         if order_broken(question, record):
             self.order_broken[str(rule)] += 1
         self.close += close_options(record)
+        self.same_letter += record.correct_letter == question.answer
         if record.level == 3:
             self.level3 += 1
             self.level3_stems[record.question_id].append(record.question or "")
