@@ -214,7 +214,9 @@ def _unchanged(question: Question, record: PerturbationRecord, text: str) -> str
 def _perturb_decision(
     question: Question, template: Template, check: TemplateCheck, level: int, seed: int, record: PerturbationRecord
 ) -> PerturbationRecord:
-    """Seeded draws of `level` inputs until one keeps a clear margin; the key follows the rule."""
+    """Seeded draws of `level` inputs until one keeps a clear margin; the key follows the rule. Draws are
+    balanced: at odd seed + level the first draw that flips the key is kept, at even ones the first that keeps
+    it; the first valid draw when no draw lands on that side."""
     verification = check.verification
     assert verification is not None
     infos = verification.parameters
@@ -223,17 +225,23 @@ def _perturb_decision(
     if too_few is not None:
         return too_few
     rng = _rng(seed, question.id, level)
-    last, inside = "", 0
+    last, inside, kept = "", 0, None
+    flip = (seed + level) % 2 == 1  # half of the items are drawn to flip the key, half to keep it
     for _ in range(MAX_DRAWS):
         chosen = sorted(rng.choice(len(candidates), size=level, replace=False).tolist())
         new_numbers = {candidates[i]: draw_number(infos[candidates[i]], rng) for i in chosen}
         if any(number is None for number in new_numbers.values()):
             continue
         attempt = perturb_decision(question, template, check, new_numbers, level)  # type: ignore[arg-type]
-        if attempt.valid:
+        if attempt.valid and attempt.flipped == flip:
             return attempt
+        if attempt.valid:
+            kept = kept or attempt  # the first valid draw, if none lands on the wanted side
+            continue
         last = attempt.reason
         inside += attempt.trail[-1].name != "domain"
+    if kept is not None:
+        return kept
     if last and not inside:
         return finish(record, "rejected", never_inside(MAX_DRAWS, last.removeprefix(OUTSIDE)), "domain")
     return finish(record, "rejected", f"no draw in {MAX_DRAWS} gave a valid decision question; last: {last}", "draws")
