@@ -6,6 +6,8 @@ Generates every valid item of both datasets from the shipped templates, seeds 0 
 offline, and prints (`cfa_lib.perturbation.separation`):
 
 * numeric items whose key is within 0.5 % of the original key (target: at most 5 %);
+* numeric items whose original key (level 3: also the asked unknown's original value) is graded correct against
+  the new options, `grade_number` (target: none);
 * decision items that flip or keep the original key, per template (target: 35 % to 65 % flip);
 * level-3 questions whose stem is the same at every seed, and level-3 keys equal to a number of the
   original question (target: none);
@@ -47,6 +49,10 @@ def report(result: Separation, seeds: int) -> None:
                            for level in (1, 2, 3))
         print(f"  {dataset:<10} {counts}")
     print(f"numeric items with a key within 0.5 % of the original's: {_share(result.numeric_key_kept, result.numeric)}")
+    passes = result.original_key_passes
+    by_level = ", ".join(f"L{level} {passes[level]}" for level in (1, 2, 3))
+    print(f"numeric items whose original key is graded correct against the new options: "
+          f"{_share(passes.total(), result.numeric)} ({by_level})")
     print(f"decision items that flip the original key: {_share(result.flipped, result.decision_items)}")
     for question_id, counts in sorted(result.decisions.items()):
         print(f"  {question_id:<14} flipped {counts['flipped']:>2}  kept {counts['kept']:>2}")

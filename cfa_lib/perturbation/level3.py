@@ -5,7 +5,9 @@ the original: the asked input is written in it. Here the asked unknown is drawn 
 other given, when one can move, in the first half of the draws; alone in the second), the answer is computed
 from the new values and stated in the key's style, and the key is the unknown solved from that stated answer.
 A draw is kept only when the stated answer, rounded as the original key is written, still implies the drawn
-unknown within 0.5 %, and the key written as an option equals no number of the original stem or options. An
+unknown within 0.5 %, the key written as an option equals no number of the original stem or options, and neither
+the original's key nor the unknown's original value lies in the new key's acceptance window
+(`separation.original_key_passes`). An
 unknown the validity domain holds in an interval ("s > 505", "s < 515") is drawn inside it.
 """
 
@@ -31,12 +33,12 @@ from cfa_lib.perturbation.plan import (
     changeable_inputs,
 )
 from cfa_lib.perturbation.records import finish
-from cfa_lib.perturbation.separation import answer_in_original
+from cfa_lib.perturbation.separation import answer_in_original, original_key_passes
 from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, apply_edits
 from cfa_lib.perturbation.types import Check, ParameterInfo, PerturbationRecord, Plan, Verification
 from cfa_lib.perturbation.values import changeable, draw_number, solve_for
 
-MIN_MOVE = 0.006  # the asked unknown moves by more than the 0.5 % tolerance: the original value is never its key
+MIN_MOVE = 0.006  # a first filter on the asked unknown; `original_key_passes` (the acceptance window) decides
 
 
 def stated_text(key: NumberText, number: float) -> str:
@@ -132,6 +134,8 @@ def _attempt(question: Question, verification: Verification, check: TemplateChec
         return f"rebuilt choices cannot be graded by number: {record.choices}"
     if answer_in_original(question, record):
         return f"the asked value {record.choices[record.correct_letter or '']!r} is written in the original"
+    if original_key_passes(question, record):
+        return f"a memorized answer is graded correct against the key {record.choices[record.correct_letter or '']!r}"
     flipped = [t for t in record.choices.values() if (found := find_numbers(t)) and found[0].number * solved <= 0]
     if flipped:
         return f"rebuilt option {flipped[0]!r} has the other sign of the asked {unknown}"

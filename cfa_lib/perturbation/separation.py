@@ -8,7 +8,10 @@ record and its original question, and `separation` counting them over every vali
 * `answer_in_original`: a level-3 key that equals a number of the original stem or options;
 * `order_broken`: options whose order rule (ascending, descending, none) differs from the original's, the key
   the one out of place;
-* `close_options`: two numeric options within 0.5 % of each other.
+* `close_options`: two numeric options within 0.5 % of each other;
+* `original_key_passes`: what a memorizer answers (the original's key; at level 3 also the asked unknown's
+  original value) is graded correct against the item's own options (`grade_number`: the key ± min(2 %, half the
+  gap to the nearest option)).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from cfa_lib.answers import Number, gold_number_from_option, grade_number, numeric_key
 from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import Question
 from cfa_lib.perturbation.number_text import find_numbers
@@ -63,6 +67,28 @@ def key_kept(record: PerturbationRecord, tolerance: float = TOLERANCE) -> bool:
     return new is not None and old is not None and relative_difference(new, old) <= tolerance
 
 
+def memorized_answers(question: Question, record: PerturbationRecord) -> list[Number]:
+    """What a model that remembers the original question answers: the original key's number; at level 3 also
+    the asked unknown's value as the original stem writes it (the level-3 stem asks for that input)."""
+    answers = [gold_number_from_option(question.choices.get(question.answer))]
+    if record.level == 3 and record.changed:
+        span = next((p.get("span") for p in record.parameters if p.get("name") == record.changed[0]), None)
+        answers.append(gold_number_from_option(span))
+    return [answer for answer in answers if answer is not None]
+
+
+def original_key_passes(question: Question, record: PerturbationRecord) -> bool:
+    """A memorized answer (`memorized_answers`) lies in the acceptance window of the item's key: the item cannot
+    tell a model that remembers the original from one that computes. False for an item graded by letter."""
+    if record.correct_letter is None or record.correct_letter not in record.choices:
+        return False
+    key = numeric_key(record.choices, record.correct_letter)
+    if key is None:
+        return False
+    distractors = list(key.distractors.values())
+    return any(grade_number(answer, key.gold, distractors).match for answer in memorized_answers(question, record))
+
+
 def original_numbers(question: Question) -> list[float]:
     """Every number written in the original stem and options, as written."""
     return [n.number for text in (question.stem, *question.choices.values()) for n in find_numbers(text)]
@@ -85,6 +111,7 @@ class Separation:
     valid_at_seed_0: Counter[tuple[str, int]] = field(default_factory=Counter)
     numeric: int = 0
     numeric_key_kept: int = 0
+    original_key_passes: Counter[int] = field(default_factory=Counter)  # by level: a memorized answer graded correct
     decisions: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))  # id -> flip/keep
     level3_stems: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # id -> stem per seed
     level3: int = 0
@@ -103,6 +130,7 @@ class Separation:
             return
         self.numeric += 1
         self.numeric_key_kept += key_kept(record)
+        self.original_key_passes[record.level] += original_key_passes(question, record)
         rule = ordering(option_values(question.choices))
         self.ordered_originals += rule is not None
         if order_broken(question, record):
