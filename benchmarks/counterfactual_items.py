@@ -8,7 +8,8 @@ offline, and prints (`cfa_lib.perturbation.separation`):
 * numeric items whose key is within 0.5 % of the original key (target: at most 5 %);
 * numeric items whose original key (level 3: also the asked unknown's original value) is graded correct against
   the new options, `grade_number` (target: none);
-* decision items that flip or keep the original key, per template (target: 35 % to 65 % flip);
+* decision items that flip or keep the original key, per template (target: 35 % to 65 % flip), and among the
+  templates that can flip (those that cannot say why: `Decision.cannot_flip`, reported apart);
 * level-3 questions whose stem is the same at every seed, and level-3 keys equal to a number of the
   original question (target: none);
 * option sets that break the original's order rule, and option sets with two options within 0.5 % (none);
@@ -26,6 +27,12 @@ from cfa_lib.perturbation.schema import load_templates
 from cfa_lib.perturbation.separation import Separation, separation
 from cfa_lib.perturbation.templates import verify_template
 from cfa_lib.perturbation.types import PerturbationRecord
+
+
+def cannot_flip() -> dict[str, str]:
+    """The decision templates that declare why no draw changes their key (`Decision.cannot_flip`)."""
+    return {qid: t.decision.cannot_flip for dataset in DATASET_NAMES for qid, t in load_templates(dataset).items()
+            if t.decision is not None and t.decision.cannot_flip}
 
 
 def items(seeds: int) -> Iterator[tuple[str, int, Question, PerturbationRecord]]:
@@ -53,9 +60,14 @@ def report(result: Separation, seeds: int) -> None:
     by_level = ", ".join(f"L{level} {passes[level]}" for level in (1, 2, 3))
     print(f"numeric items whose original key is graded correct against the new options: "
           f"{_share(passes.total(), result.numeric)} ({by_level})")
-    print(f"decision items that flip the original key: {_share(result.flipped, result.decision_items)}")
+    fixed = cannot_flip()
+    can = {qid: counts for qid, counts in result.decisions.items() if qid not in fixed}
+    can_flipped, can_items = sum(c["flipped"] for c in can.values()), sum(c.total() for c in can.values())
+    print(f"decision items that flip the original key: {_share(result.flipped, result.decision_items)}; "
+          f"of templates that can flip: {_share(can_flipped, can_items)}")
     for question_id, counts in sorted(result.decisions.items()):
-        print(f"  {question_id:<14} flipped {counts['flipped']:>2}  kept {counts['kept']:>2}")
+        why = f"  cannot flip: {fixed[question_id]}" if question_id in fixed else ""
+        print(f"  {question_id:<14} flipped {counts['flipped']:>2}  kept {counts['kept']:>2}{why[:110]}")
     print(f"level-3 questions with one stem at every valid seed (of those valid at 2 seeds or more): "
           f"{_share(len(result.one_stem), sum(len(s) > 1 for s in result.level3_stems.values()))}")
     print(f"level-3 keys equal to a number of the original question: "

@@ -37,7 +37,7 @@ from cfa_lib.perturbation.rewrite import check_rewrite
 from cfa_lib.perturbation.separation import original_key_passes
 from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, decide, verify_template
 from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan
-from cfa_lib.perturbation.values import draw_number
+from cfa_lib.perturbation.values import draw_number, draw_within
 
 OUTSIDE = "outside the validity domain: "  # a decision draw that breaks one of the template's conditions
 
@@ -220,7 +220,7 @@ def _perturb_decision(
 ) -> PerturbationRecord:
     """Seeded draws of `level` inputs until one keeps a clear margin; the key follows the rule. Draws are
     balanced: at odd seed + level the first draw that flips the key is kept, at even ones the first that keeps
-    it; the first valid draw when no draw lands on that side."""
+    it; the first valid draw when no draw lands on that side. A parameter with a `draw` interval is drawn in it."""
     verification = check.verification
     assert verification is not None
     infos = verification.parameters
@@ -229,11 +229,13 @@ def _perturb_decision(
     if too_few is not None:
         return too_few
     rng = _rng(seed, question.id, level)
+    intervals = {p.name: p.draw for p in template.parameters if p.draw is not None}
     last, inside, kept = "", 0, None
     flip = (seed + level) % 2 == 1  # half of the items are drawn to flip the key, half to keep it
     for _ in range(MAX_DRAWS):
         chosen = sorted(rng.choice(len(candidates), size=level, replace=False).tolist())
-        new_numbers = {candidates[i]: draw_number(infos[candidates[i]], rng) for i in chosen}
+        new_numbers = {name: draw_within(infos[name], intervals[name], rng) if name in intervals
+                       else draw_number(infos[name], rng) for name in (candidates[i] for i in chosen)}
         if any(number is None for number in new_numbers.values()):
             continue
         attempt = perturb_decision(question, template, check, new_numbers, level)  # type: ignore[arg-type]

@@ -36,7 +36,9 @@ class TemplateParameter(_Strict):
     """The shape of `ExtractedParameter`, with NaN, infinities and booleans refused.
 
     `also`: the other places the stem writes the same quantity ("P(3 ≤" beside "equal to 3"), each a text
-    holding one number that states the value; every one is rewritten with the span on every draw."""
+    holding one number that states the value; every one is rewritten with the span on every draw.
+    `draw`: a decision template's interval for the drawn number, as the span writes it (easy_29: [1, 9] for "6%"),
+    when the key flips only beyond the usual ±10–50 % moves; the draw is uniform in it, rounded as written."""
 
     name: str
     value: float
@@ -45,6 +47,14 @@ class TemplateParameter(_Strict):
     description: str
     derived_from: str = ""
     also: list[str] = Field(default_factory=list)
+    draw: tuple[float, float] | None = None
+
+    @field_validator("draw")
+    @classmethod
+    def _interval(cls, draw: tuple[float, float] | None) -> tuple[float, float] | None:
+        if draw is not None and not (math.isfinite(draw[0]) and math.isfinite(draw[1]) and draw[0] < draw[1]):
+            raise ValueError(f"must be [low, high] with low < high, got {list(draw)!r}")
+        return draw
 
     @field_validator("value", mode="before")
     @classmethod
@@ -56,7 +66,7 @@ class TemplateParameter(_Strict):
         return value
 
     def as_extracted(self) -> ExtractedParameter:
-        return ExtractedParameter(**self.model_dump(exclude={"also"}))
+        return ExtractedParameter(**self.model_dump(exclude={"also", "draw"}))
 
 
 class Fixed(_Strict):
@@ -91,6 +101,9 @@ class Decision(_Strict):
     type: Literal["threshold", "argmax", "argmin"]
     options: dict[str, tuple[Bound, Bound] | None] | None = None  # threshold: [low, high) per letter
     formulas: dict[str, str] | None = None  # argmax/argmin: one formula per letter
+    # why no draw inside the validity domain changes the key (easy_234: the drawn cost scales both methods); the
+    # census reports it, and the flip rate counts the template's items apart
+    cannot_flip: str = ""
 
     @field_validator("options", mode="before")
     @classmethod
@@ -131,6 +144,8 @@ class Template(_Strict):
 
     @model_validator(mode="after")
     def _kind_fits(self) -> Template:
+        if any(p.draw is not None for p in self.parameters) and self.kind != "decision":
+            raise ValueError("a parameter's 'draw' interval is for decision templates")
         if self.formulas is not None:
             if self.kind != "value" or self.formula.strip():
                 raise ValueError("'formulas' (one per number of each option) is for a value template with formula \"\"")
