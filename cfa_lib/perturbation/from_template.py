@@ -34,7 +34,7 @@ from cfa_lib.perturbation.plan import (
 from cfa_lib.perturbation.records import finish
 from cfa_lib.perturbation.rederive import rederive
 from cfa_lib.perturbation.rewrite import check_rewrite
-from cfa_lib.perturbation.separation import original_key_passes
+from cfa_lib.perturbation.separation import original_key_passes, separates
 from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, decide, verify_template
 from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan
 from cfa_lib.perturbation.values import draw_number, draw_within
@@ -70,7 +70,9 @@ def template_perturbations(
                 if template is None and question.id in (left_out or {}):  # reviewed: the census's reason
                     records.append(finish(record, "not_perturbable", left_out[question.id], "template"))  # type: ignore[index]
                     continue
-                records.append(_perturb(question, template, check, level, seed, record))
+                record = _perturb(question, template, check, level, seed, record)
+                record.separating = separates(question, record)
+                records.append(record)
             except (FormulaError, ArithmeticError, ValueError) as error:
                 records.append(finish(record, "not_verifiable", f"{type(error).__name__}: {error}", "arithmetic"))
     return records

@@ -9,6 +9,7 @@ record and its original question, and `separation` counting them over every vali
 * `order_broken`: options whose order rule (ascending, descending, none) differs from the original's, the key
   the one out of place;
 * `close_options`: two numeric options within 0.5 % of each other;
+* `separates`: a valid item whose decision flipped or whose numeric key a memorized answer misses;
 * `original_key_passes`: what a memorizer answers (the original's key; at level 3 also the asked unknown's
   original value) is graded correct against the item's own options (`grade_number`: the key ± min(2 %, half the
   gap to the nearest option)).
@@ -87,6 +88,18 @@ def original_key_passes(question: Question, record: PerturbationRecord) -> bool:
         return False
     distractors = list(key.distractors.values())
     return any(grade_number(answer, key.gold, distractors).match for answer in memorized_answers(question, record))
+
+
+def separates(question: Question, record: PerturbationRecord) -> bool | None:
+    """Whether a valid item tells a memorizer from a reasoner: a decision whose key flipped, or a numeric key a
+    memorized answer misses (`original_key_passes` is False); None when not valid or graded by letter only."""
+    if not record.valid:
+        return None
+    if record.flipped is not None:
+        return record.flipped
+    if record.correct_letter is None or numeric_key(record.choices, record.correct_letter) is None:
+        return None
+    return not original_key_passes(question, record)
 
 
 def original_numbers(question: Question) -> list[float]:
