@@ -526,3 +526,23 @@ def test_level3_rejects_options_with_the_other_sign_of_the_asked_input(challenge
     for seed in range(3):
         record, = template_perturbations([questions["challenge_42"]], templates, levels=(3,), seed=seed)
         assert record.status == "rejected" and record.reason.startswith("no draw in 60 gave a level-3 item")
+
+
+def test_easy_50_keeps_a_good_rating_less_likely_to_fail():
+    """The stem says a good rating implies the bonds are "less likely to fail"; before, easy_50's level 2 at
+    seeds 5, 6, 7 drew P(fail | good) above the prior (23.7 % against 20 % at seed 7)."""
+    (question,) = [q for q in load_dataset("easy") if q.id == "easy_50"]
+    templates = load_templates("easy")
+    valid = [r for seed in (5, 6, 7) for r in template_perturbations([question], templates, (2,), seed) if r.valid]
+    assert valid
+    for record in valid:
+        v = record.new_values
+        assert v["pBA"] * v["pA"] / v["pB"] < v["pA"], record.question
+
+
+def test_a_stem_stating_a_relation_needs_a_domain_condition():
+    """easy_50's template without its domain conditions is refused, the sentence naming the phrase."""
+    (question,) = [q for q in load_dataset("easy") if q.id == "easy_50"]
+    template = load_templates("easy")["easy_50"].model_copy(update={"domain": []})
+    check = verify_template(question, template)
+    assert not check.ok and check.check == "domain" and "'less likely'" in check.reason

@@ -107,6 +107,17 @@ def stated_direction(stem: str, span: str) -> str:
     return found
 
 
+# words of a stem that relate its numbers: a draw may break what the story says
+STORY_RELATIONS = ("less likely", "more likely", "undervalued", "overvalued", "at the money", "higher than",
+                   "lower than")
+
+
+def stated_relation(stem: str) -> str:
+    """The first relation word the stem states ("less likely", "at the money": hyphens read as spaces), or ""."""
+    text = " ".join(re.sub(r"[-‐‑–]", " ", stem.lower()).split())
+    return next((phrase for phrase in STORY_RELATIONS if phrase in text), "")
+
+
 def never_inside(draws: int, broken: str) -> str:
     """The reason a level is never valid: none of its draws stayed in the domain (`broken`: the last one)."""
     return f"no draw in {draws} stays in the validity domain: {broken}"

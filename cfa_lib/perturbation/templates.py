@@ -22,7 +22,7 @@ from cfa_lib.perturbation.accounting import (
     literal_problems,
     written_numbers,
 )
-from cfa_lib.perturbation.domain import Domain, parse_domain, stated_direction
+from cfa_lib.perturbation.domain import Domain, parse_domain, stated_direction, stated_relation
 from cfa_lib.perturbation.formula import Formula, FormulaError, parse_formula
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers, word_number
 from cfa_lib.perturbation.schema import (  # noqa: F401 - re-exported: the template API is imported from here
@@ -173,6 +173,10 @@ def _verify_parameters(question: Question, template: Template) -> tuple[Verifica
     broken = domain.broken(values)
     if broken:
         raise _Failed("domain", f"the original values break the validity domain: {broken}")
+    relation = stated_relation(question.stem)
+    if relation and not domain.conditions:
+        raise _Failed("domain", f"the stem says {relation!r}, a relation between its numbers, and the template has "
+                                "no domain condition: a draw could break what the story says")
     for name, info in parameters.items():
         word = stated_direction(question.stem, info.spec.span)
         if not word or name in domain.names:
