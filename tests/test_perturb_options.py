@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import questions_by_id
 from cfa_lib.perturbation import load_templates, template_perturbations
+from cfa_lib.perturbation.number_text import find_numbers
 from cfa_lib.perturbation.separation import close_options, option_values, order_broken, ordering
+from cfa_lib.perturbation.templates import verify_template
 
 
 def _item(question_id: str, level: int, seed: int):
@@ -33,3 +36,26 @@ def test_no_two_options_within_half_a_percent(question_id, level, seed):
     -2.604 %: two options a grader could not tell apart."""
     _, record = _item(question_id, level, seed)
     assert not close_options(record)
+
+
+def test_easy_577s_distractors_are_its_named_mistakes_on_the_new_price():
+    """Before, the options kept the original's gaps: in 4 of 5 level-1 items (seeds 0-4) the wrong-periodicity
+    answer (annual compounding) lay within 2 % of the key. Now C is that mistake on the new price and A the simple
+    one, and no draw puts a distractor within the grader's 2 % of the key."""
+    question, templates = questions_by_id("easy")["easy_577"], load_templates("easy")
+    valid = [r for seed in range(5) for r in template_perturbations([question], templates, (1,), seed) if r.valid]
+    assert len(valid) == 5
+    for record in valid:
+        p = record.new_values["p"]
+        numbers = {letter: find_numbers(text)[0].number for letter, text in record.choices.items()}
+        key = numbers.pop(record.correct_letter)
+        assert sorted(numbers.values()) == pytest.approx(sorted([100 * (100 - p) / 400,
+                                                                 100 * ((100 / p) ** 0.25 - 1)]), abs=0.006)
+        assert all(relative_difference(d, key) > 0.02 for d in numbers.values()), record.choices
+
+
+def test_a_distractor_formula_that_misses_its_option_is_refused():
+    template = load_templates("easy")["easy_577"]
+    wrong = template.model_copy(update={"distractor_formulas": {"C": "(100/p)**(1/2) - 1"}})
+    check = verify_template(questions_by_id("easy")["easy_577"], wrong)
+    assert not check.ok and check.check == "distractor_formulas" and "'7.46%.'" in check.reason

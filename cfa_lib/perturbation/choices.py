@@ -23,8 +23,10 @@ def rebuild_choices(
     new_correct_number: float,
     rng: np.random.Generator,
     template: NumberText | None = None,
+    pinned: Mapping[str, float] | None = None,
 ) -> tuple[dict[str, str], str]:
-    """Choices for the new answer: each distractor keeps its relative gap |d - c| / |c| to the correct one.
+    """Choices for the new answer: each distractor keeps its relative gap |d - c| / |c| to the correct one,
+    or, when `pinned` gives its number (a named mistake written on the new numbers), takes that number.
 
     The correct option goes to a seeded random letter, so a memorised letter is worth nothing. When the
     original options were sorted by value (as CFA options usually are), the rebuilt ones are sorted the same
@@ -40,9 +42,11 @@ def rebuild_choices(
     letters = [letter for letter in question.choices if letter in options]
     numeric_distractors = [letter for letter in question.distractors if letter in options]
     wanted = int(rng.integers(len(letters)))
-    ratios = {letter: options[letter].number / correct.number for letter in numeric_distractors}
+    pinned = pinned or {}
+    ratios = {letter: pinned[letter] / new_correct_number if letter in pinned
+              else options[letter].number / correct.number for letter in numeric_distractors}
     order = _ordering({letter: options[letter].number for letter in letters})
-    ratios = _spread(ratios, order, wanted, len(letters))
+    ratios = _spread(ratios, order, wanted, len(letters), frozenset(pinned))
     new_numbers = {question.answer: new_correct_number} | {
         letter: new_correct_number * ratio for letter, ratio in ratios.items()
     }
@@ -65,16 +69,16 @@ def rebuild_choices(
 
 
 def _spread(ratios: Mapping[str, float], order: Literal["ascending", "descending", None], wanted: int,
-            count: int) -> dict[str, float]:
+            count: int, pinned: frozenset[str] = frozenset()) -> dict[str, float]:
     """The distractors' ratios to the key, mirrored (same gap, other side) so that the key lands at rank
     `wanted` of an ordered set when that works, else at another rank; refused (ValueError) when every way
     leaves two options within CLOSE of each other (the key and a distractor, or two distractors), or closer
-    than the original's closest two."""
+    than the original's closest two. A `pinned` distractor (a named mistake) never moves."""
     tries: list[dict[str, float]] = []
     if order and all(ratio > 0 for ratio in ratios.values()):
         for rank in [wanted, *(r for r in range(count) if r != wanted)]:
             below = rank if order == "ascending" else count - 1 - rank
-            mirrored = _mirror(ratios, below)
+            mirrored = _mirror(ratios, below, pinned)
             if mirrored is not None:
                 tries.append(mirrored)
     tries.append(dict(ratios))
@@ -137,11 +141,13 @@ def _trailing_period(texts: Sequence[str]) -> bool:
     return sum(t.rstrip().endswith(".") for t in texts) * 2 > len(texts)
 
 
-def _mirror(ratios: Mapping[str, float], below: int) -> dict[str, float] | None:
-    """Move distractors across the correct value (ratio r -> 2 - r) until `below` of them are under it."""
+def _mirror(ratios: Mapping[str, float], below: int, pinned: frozenset[str] = frozenset()
+            ) -> dict[str, float] | None:
+    """Move distractors across the correct value (ratio r -> 2 - r) until `below` of them are under it; None
+    when that needs a `pinned` one to move."""
     result = dict(ratios)
     movers = _movers(ratios, below)
-    if movers is None:
+    if movers is None or pinned & set(movers):
         return None
     for role in movers:
         result[role] = _mirrored(ratios[role])

@@ -122,7 +122,8 @@ def _perturb(
     verification = check.verification
     assert verification is not None
     if level in (1, 2):
-        item = plan_perturbation(question, verification, level, seed, record, template.answer_range, check.domain)
+        item = plan_perturbation(question, verification, level, seed, record, template.answer_range, check.domain,
+                                 check.distractor_formulas)
         if not isinstance(item, Plan):
             return item
         assert item.record.new_answer_value is not None

@@ -138,6 +138,9 @@ class Template(_Strict):
     level3: Level3 | None = None
     decision: Decision | None = None
     answer_range: tuple[Bound, Bound] | None = None  # what the answer can be, as the formula gives it: [0, 1]
+    # letter -> a named mistake's formula, giving that distractor as the formula gives the key (easy_577 C: the
+    # annual-compounding yield, the wrong periodicity): levels 1/2 write the mistake on the new numbers
+    distractor_formulas: dict[str, str] | None = None
     fixed: list[Fixed] = Field(default_factory=list)  # every other number of the stem and options, with why
     domain: list[Condition] = Field(default_factory=list)  # where the formula holds
     note: str = ""
@@ -151,13 +154,16 @@ class Template(_Strict):
                 raise ValueError("'formulas' (one per number of each option) is for a value template with formula \"\"")
             if len(self.formulas) < 2 or not all(text.strip() for text in self.formulas):
                 raise ValueError("'formulas' needs at least two non-empty formulas (one per number of each option)")
-            if self.level3 is not None or self.answer_range is not None:
-                raise ValueError("'level3' and 'answer_range' are for templates whose options carry one number")
+            if self.level3 is not None or self.answer_range is not None or self.distractor_formulas:
+                raise ValueError("'level3', 'answer_range' and 'distractor_formulas' are for templates whose options "
+                                 "carry one number")
         if self.kind == "value":
             if not self.formula.strip() and self.formulas is None:
                 raise ValueError("a value template needs a formula")
             if self.decision is not None:
                 raise ValueError("a value template has no 'decision'")
+        elif self.distractor_formulas:
+            raise ValueError("'distractor_formulas' are for value templates")
         else:
             if self.decision is None:
                 raise ValueError("a decision template needs 'decision'")

@@ -65,6 +65,7 @@ class TemplateCheck:
     original_values: list[float] = field(default_factory=list)
     accounting: Accounting | None = None  # what every number of the stem, options and level-3 stem is
     domain: Domain = field(default_factory=Domain)  # where the formula holds
+    distractor_formulas: dict[str, Formula] = field(default_factory=dict)  # letter -> its named mistake
 
 
 def verify_template(question: Question, template: Template) -> TemplateCheck:
@@ -250,6 +251,24 @@ def _check_value(question: Question, template: Template, result: TemplateCheck) 
     result.verification = verification  # check 1's options and answer scale are needed later
     result.original_key = question.answer
     result.original_value = output
+    result.distractor_formulas = _distractor_formulas(question, template, verification)
+
+
+def _distractor_formulas(question: Question, template: Template, verification: Verification) -> dict[str, Formula]:
+    """Each named mistake's formula, checked: a distractor's letter, and its original value is the option's
+    number within 0.5 % (as the key's formula gives the key)."""
+    formulas = {}
+    for letter, text in (template.distractor_formulas or {}).items():
+        if letter not in question.distractors or letter not in verification.options:
+            raise _Failed("distractor_formulas", f"{letter!r} is not a numeric distractor of the question")
+        formula = parse_formula(text, verification.parameters)
+        value = formula.evaluate(verification.values())
+        number = verification.options[letter]
+        if relative_difference(value, number.number * verification.answer_scale) > REL_TOL:
+            raise _Failed("distractor_formulas", f"distractor {letter}'s formula gives {value:.6g}, not "
+                                                 f"{question.choices[letter]!r}")
+        formulas[letter] = formula
+    return formulas
 
 
 def _check_tuple(question: Question, template: Template, result: TemplateCheck) -> None:
