@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -10,6 +11,7 @@ from cfa_lib.experiments import counterfactual as cf
 from cfa_lib.experiments.counterfactual_summary import summarize
 from cfa_lib.experiments.loading import load_run
 from cfa_lib.paths import REFERENCE_DIR
+from cfa_lib.report import notebook_tables
 
 
 def row(original: bool | None, *perturbed: bool | None, level: int = 1) -> dict:
@@ -64,3 +66,32 @@ def test_a_change_list_that_names_a_change_keeps_the_perturbation() -> None:
     assert cf.unchanged_reason({"valid": True, "changes_made": ["No numerical values were changed."]})
     assert cf.unchanged_reason({"valid": True, "changes_made": ["Changed the rate from 4.00% to 5.00%"]}) is None
     assert cf.unchanged_reason({"valid": True, "changed": ["r"]}) is None
+
+
+def test_the_summary_reports_the_separating_items_beside_all_valid_ones() -> None:
+    """Before, the summary had no separating items: easy_234's decisions (its key cannot flip) counted in the gap
+    as much as easy_10's flipped ones. Here a model that answers every original right and keeps the original's
+    key: right on the items that keep it, wrong on the flipped ones; on separating items the gap is 100 pp."""
+    from cfa_lib.data import questions_by_id
+    from cfa_lib.perturbation import load_templates, template_perturbations
+
+    questions, templates = questions_by_id("easy"), load_templates("easy")
+    rows = []
+    for question_id in ("easy_234", "easy_10"):
+        question = questions[question_id]
+        records = [r for seed in range(2) for r in template_perturbations([question], templates, (1,), seed)]
+        perturbations = [{**r.to_dict(), "valid": r.valid, "model_answer": question.answer,
+                          "correct": r.correct_letter == question.answer}
+                         for r in records]
+        rows.append(cf.Row.from_dict({"question_id": question_id, "correct_answer": question.answer,
+                                      "original": {"correct": True, "answer": question.answer},
+                                      "perturbations": perturbations}))
+    assert [p["separating"] for p in rows[0].perturbations] == [False, False]  # easy_234 never flips
+    assert sorted(p["separating"] for p in rows[1].perturbations) == [False, True]  # easy_10: one flip of two
+    s = summarize(rows, [1])
+    level = s.perturbation_levels["1"]
+    assert (level.n_paired, level.memorization_gap) == (4, 0.25)
+    assert (level.separating.n_valid, level.separating.n_paired, level.separating.memorization_gap) == (1, 1, 1.0)
+    assert (s.robust_accuracy, s.n_tested_separating, s.robust_accuracy_separating) == (0.5, 1, 0.0)
+    assert "separating items (paired)" in notebook_tables.counterfactual_accuracy(
+        SimpleNamespace(summary=s)).columns

@@ -130,12 +130,12 @@ def test_items_are_dumped_without_their_keys(tmp_path, capsys):
     items = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     answers = [json.loads(line) for line in keys.read_text(encoding="utf-8").splitlines()]
     assert [(i["question_id"], i["level"], i["seed"]) for i in items] == [
-        ("easy_7", 1, 0), ("easy_7", 3, 0), ("easy_58", 1, 0), ("easy_7", 1, 1), ("easy_7", 3, 1)]
+        ("easy_7", 1, 0), ("easy_7", 3, 0), ("easy_58", 1, 0), ("easy_7", 1, 1), ("easy_7", 3, 1), ("easy_58", 1, 1)]
     assert all(set(item) == {"question_id", "dataset", "level", "seed", "stem", "choices"} for item in items)
     assert [(k["question_id"], k["level"], k["seed"]) for k in answers] == [
         (i["question_id"], i["level"], i["seed"]) for i in items]
-    assert [k["answer"] for k in answers] == ["B", "B", "B", "C", "C"]
-    assert f"5 items written to {out}, keys to {keys}" in capsys.readouterr().out
+    assert [k["answer"] for k in answers] == ["B", "B", "B", "C", "A", "B"]
+    assert f"6 items written to {out}, keys to {keys}" in capsys.readouterr().out
 
 
 def _row(question_id, round_, verdict, seed=0):

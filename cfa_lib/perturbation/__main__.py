@@ -42,6 +42,8 @@ def _print_table(report: dict[str, Any], directory: str) -> None:
         print(f"without a template: {n:>3}  {reason}")
     if report["unreviewed"]:
         print(f"unreviewed (a number but in no census file): {', '.join(report['unreviewed'])}")
+    for question_id, reason in report.get("cannot_flip", {}).items():
+        print(f"{question_id}: decision cannot flip: {reason}")
     if usability:
         _print_usability(usability, report["verified"])
     for failure in report["failed"]:

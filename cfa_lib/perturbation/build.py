@@ -18,6 +18,7 @@ from cfa_lib.perturbation.formula import FormulaError
 from cfa_lib.perturbation.plan import plan_perturbation
 from cfa_lib.perturbation.records import finish
 from cfa_lib.perturbation.rewrite import apply_rewrite
+from cfa_lib.perturbation.separation import separates
 from cfa_lib.perturbation.types import (
     FormulaExtraction,
     PerturbationRecord,
@@ -116,8 +117,7 @@ def build_perturbations(
         max_concurrency=max_concurrency, desc="Perturbation rewrites")
     records = []
     for key, (question, item) in staged.items():
-        if isinstance(item, Plan):
-            records.append(apply_rewrite(item, question, rewrites[key], substitution_fallback))
-        else:
-            records.append(item)
+        record = apply_rewrite(item, question, rewrites[key], substitution_fallback) if isinstance(item, Plan) else item
+        record.separating = separates(question, record)
+        records.append(record)
     return records

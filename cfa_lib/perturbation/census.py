@@ -84,10 +84,11 @@ def valid_per_level(dataset: str, levels: tuple[int, ...] = (1, 2, 3), seed: int
 
 
 def template_coverage(dataset: str, directory: Path | str | None = None) -> dict[str, Any]:
-    """The coverage report of one dataset's templates (the `--json` object)."""
+    """The coverage report of one dataset's templates (the `--json` object): verified, failed with why, and the
+    decision templates that cannot flip with why (valid, reported apart from the flip rate)."""
     questions = {q.id: q for q in load_dataset(dataset)}
     templates = load_templates(dataset, directory)
-    failed = []
+    failed, cannot_flip = [], {}
     for question_id, template in templates.items():
         question = questions.get(question_id)
         if question is None:
@@ -96,12 +97,15 @@ def template_coverage(dataset: str, directory: Path | str | None = None) -> dict
         check = verify_template(question, template)
         if not check.ok:
             failed.append({"question_id": question_id, "reason": f"{check.check}: {check.reason}"})
+        elif template.decision is not None and template.decision.cannot_flip:
+            cannot_flip[question_id] = template.decision.cannot_flip
     return {
         "dataset": dataset,
         "questions": len(questions),
         "templated": len(templates),
         "verified": len(templates) - len(failed),
         "failed": failed,
+        "cannot_flip": cannot_flip,  # verified decision templates whose key no draw changes, with why
     }
 
 

@@ -14,6 +14,8 @@ import numpy as np
 from cfa_lib.data import Question
 from cfa_lib.perturbation.number_text import NumberText
 
+CLOSE = 0.005  # no two options within 0.5 % of each other: one of them would be as right as the other
+
 
 def rebuild_choices(
     question: Question,
@@ -21,13 +23,16 @@ def rebuild_choices(
     new_correct_number: float,
     rng: np.random.Generator,
     template: NumberText | None = None,
+    pinned: Mapping[str, float] | None = None,
 ) -> tuple[dict[str, str], str]:
-    """Choices for the new answer: each distractor keeps its relative gap |d - c| / |c| to the correct one.
+    """Choices for the new answer: each distractor keeps its relative gap |d - c| / |c| to the correct one,
+    or, when `pinned` gives its number (a named mistake written on the new numbers), takes that number.
 
     The correct option goes to a seeded random letter, so a memorised letter is worth nothing. When the
-    original options were sorted by value (as CFA options usually are) and share one sign, a distractor
-    may move to the other side of the correct value (same relative gap, mirrored) so that the options
-    stay sorted with the correct one at its new letter; an out-of-order option would give it away.
+    original options were sorted by value (as CFA options usually are), the rebuilt ones are sorted the same
+    way and the key's letter follows from its rank (an out-of-order option would give it away); a distractor
+    may move to the other side of the correct value (same relative gap, mirrored) so that the key lands at
+    the drawn letter. No two options lie within CLOSE of each other (ValueError otherwise).
     Each option keeps its own format (currency, separators, decimals, %, trailing words such as
     " compounded semiannually."), or all use `template` (level 3, where the answer is an input).
     Decimals grow (up to +4) if rounding would merge options. An option without a number (a distractor
@@ -36,15 +41,12 @@ def rebuild_choices(
     correct = options[question.answer]
     letters = [letter for letter in question.choices if letter in options]
     numeric_distractors = [letter for letter in question.distractors if letter in options]
-    correct_letter = letters[int(rng.integers(len(letters)))]
-    ratios = {letter: options[letter].number / correct.number for letter in numeric_distractors}
+    wanted = int(rng.integers(len(letters)))
+    pinned = pinned or {}
+    ratios = {letter: pinned[letter] / new_correct_number if letter in pinned
+              else options[letter].number / correct.number for letter in numeric_distractors}
     order = _ordering({letter: options[letter].number for letter in letters})
-    if order and all(ratio > 0 for ratio in ratios.values()):
-        rank = letters.index(correct_letter)
-        below = rank if order == "ascending" else len(letters) - 1 - rank
-        mirrored = _mirror(ratios, below)
-        if mirrored is not None:
-            ratios = mirrored
+    ratios = _spread(ratios, order, wanted, len(letters), frozenset(pinned))
     new_numbers = {question.answer: new_correct_number} | {
         letter: new_correct_number * ratio for letter, ratio in ratios.items()
     }
@@ -63,7 +65,35 @@ def rebuild_choices(
         return text
 
     texts = _distinct_texts(new_numbers, write)
-    return _placed(question, letters, numeric_distractors, correct_letter, order, new_numbers, texts), correct_letter
+    return _placed(question, letters, numeric_distractors, letters[wanted], order, new_numbers, texts)
+
+
+def _spread(ratios: Mapping[str, float], order: Literal["ascending", "descending", None], wanted: int,
+            count: int, pinned: frozenset[str] = frozenset()) -> dict[str, float]:
+    """The distractors' ratios to the key, mirrored (same gap, other side) so that the key lands at rank
+    `wanted` of an ordered set when that works, else at another rank; refused (ValueError) when every way
+    leaves two options within CLOSE of each other (the key and a distractor, or two distractors), or closer
+    than the original's closest two. A `pinned` distractor (a named mistake) never moves."""
+    tries: list[dict[str, float]] = []
+    if order and all(ratio > 0 for ratio in ratios.values()):
+        for rank in [wanted, *(r for r in range(count) if r != wanted)]:
+            below = rank if order == "ascending" else count - 1 - rank
+            mirrored = _mirror(ratios, below, pinned)
+            if mirrored is not None:
+                tries.append(mirrored)
+    tries.append(dict(ratios))
+    # an original that itself prints two options closer than CLOSE (easy_3: $113,330 and $113,733) keeps its gaps
+    limit = min(CLOSE, _closest([1.0, *ratios.values()]) * 0.99)
+    for candidate in tries:
+        if _closest([1.0, *candidate.values()]) >= limit:
+            return candidate
+    raise ValueError(f"rebuilt options would lie within {limit:.2%} of each other")
+
+
+def _closest(values: Sequence[float]) -> float:
+    """The smallest relative gap between two of `values`."""
+    return min((abs(a - b) / max(abs(a), abs(b), 1e-300) for i, a in enumerate(values) for b in values[i + 1:]),
+               default=float("inf"))
 
 
 def _distinct_texts(roles: Iterable[str], write: Callable[[str, int], str]) -> dict[str, str]:
@@ -78,19 +108,18 @@ def _distinct_texts(roles: Iterable[str], write: Callable[[str, int], str]) -> d
 
 def _placed(question: Question, letters: Sequence[str], distractors: Sequence[str], correct_letter: str,
             order: Literal["ascending", "descending", None], sort_keys: Mapping[str, float],
-            texts: Mapping[str, str]) -> dict[str, str]:
-    """The option texts at their letters: sorted like the originals with the correct one at its new letter
-    when that works; otherwise (unsorted originals, mixed signs) the distractors fill the other letters."""
-    reverse = order == "descending"
+            texts: Mapping[str, str]) -> tuple[dict[str, str], str]:
+    """The option texts at their letters and the key's letter: sorted like the originals when they were (the
+    key's letter follows from its rank), else the key at `correct_letter` and the distractors in the others."""
     if order and len(set(sort_keys.values())) == len(sort_keys):
-        roles = sorted(sort_keys, key=sort_keys.__getitem__, reverse=reverse)
-        if roles.index(question.answer) == letters.index(correct_letter):
-            return _with_unnumbered(question, {letter: texts[role]
-                                               for letter, role in zip(letters, roles, strict=True)})
-    ordered = sorted(distractors, key=sort_keys.__getitem__, reverse=reverse) if order else list(distractors)
+        roles = sorted(sort_keys, key=sort_keys.__getitem__, reverse=order == "descending")
+        choices = {letter: texts[role] for letter, role in zip(letters, roles, strict=True)}
+        return _with_unnumbered(question, choices), letters[roles.index(question.answer)]
+    if order:
+        raise ValueError("rebuilt options tie: the original's order cannot be kept")
     free = [letter for letter in letters if letter != correct_letter]
-    choices = {correct_letter: texts[question.answer]} | dict(zip(free, (texts[d] for d in ordered), strict=True))
-    return _with_unnumbered(question, choices)
+    choices = {correct_letter: texts[question.answer]} | dict(zip(free, (texts[d] for d in distractors), strict=True))
+    return _with_unnumbered(question, choices), correct_letter
 
 
 def _with_unnumbered(question: Question, rebuilt: Mapping[str, str]) -> dict[str, str]:
@@ -112,11 +141,13 @@ def _trailing_period(texts: Sequence[str]) -> bool:
     return sum(t.rstrip().endswith(".") for t in texts) * 2 > len(texts)
 
 
-def _mirror(ratios: Mapping[str, float], below: int) -> dict[str, float] | None:
-    """Move distractors across the correct value (ratio r -> 2 - r) until `below` of them are under it."""
+def _mirror(ratios: Mapping[str, float], below: int, pinned: frozenset[str] = frozenset()
+            ) -> dict[str, float] | None:
+    """Move distractors across the correct value (ratio r -> 2 - r) until `below` of them are under it; None
+    when that needs a `pinned` one to move."""
     result = dict(ratios)
     movers = _movers(ratios, below)
-    if movers is None:
+    if movers is None or pinned & set(movers):
         return None
     for role in movers:
         result[role] = _mirrored(ratios[role])
@@ -191,7 +222,7 @@ def rebuild_tuple_choices(
 
     texts = _distinct_texts(new_numbers, write)
     firsts = {role: numbers[0] for role, numbers in new_numbers.items()}
-    return _placed(question, letters, numeric_distractors, correct_letter, order, firsts, texts), correct_letter
+    return _placed(question, letters, numeric_distractors, correct_letter, order, firsts, texts)
 
 
 def _level3_decimals(style: NumberText) -> int:

@@ -8,6 +8,7 @@ draws that break one are drawn again, and an item whose values break one is neve
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -55,6 +56,20 @@ class Domain:
         return ""
 
 
+    def bounds(self, name: str) -> tuple[float, float]:
+        """The interval the conditions that bound `name` alone by a constant ("s > 505") leave it, or infinities."""
+        low, high = -math.inf, math.inf
+        for condition in self.conditions:
+            sides = (condition.left, condition.right)
+            if [side.text.strip() for side in sides].count(name) != 1 or any(
+                    side.names and side.text.strip() != name for side in sides):
+                continue
+            constant = next(side for side in sides if not side.names).evaluate({})
+            below = (condition.comparison in "<=") == (condition.left.text.strip() == name)
+            low, high = (low, min(high, constant)) if below else (max(low, constant), high)
+        return low, high
+
+
 def parse_domain(conditions: Sequence[Condition], names: Iterable[str]) -> Domain:
     """Each condition as `formula comparison formula` over the parameter names; `FormulaError` names the
     condition that does not parse or holds no single comparison."""
@@ -90,6 +105,17 @@ def stated_direction(stem: str, span: str) -> str:
             found = match.group("word")
         start = stem.find(span, start + 1)
     return found
+
+
+# words of a stem that relate its numbers: a draw may break what the story says
+STORY_RELATIONS = ("less likely", "more likely", "undervalued", "overvalued", "at the money", "higher than",
+                   "lower than")
+
+
+def stated_relation(stem: str) -> str:
+    """The first relation word the stem states ("less likely", "at the money": hyphens read as spaces), or ""."""
+    text = " ".join(re.sub(r"[-‐‑–]", " ", stem.lower()).split())
+    return next((phrase for phrase in STORY_RELATIONS if phrase in text), "")
 
 
 def never_inside(draws: int, broken: str) -> str:

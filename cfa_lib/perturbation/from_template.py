@@ -20,11 +20,11 @@ from cfa_lib.data import Question
 from cfa_lib.params import PERTURBATION_LEVELS as LEVELS
 from cfa_lib.perturbation.domain import never_inside
 from cfa_lib.perturbation.formula import FormulaError
+from cfa_lib.perturbation.level3 import plan_level3
 from cfa_lib.perturbation.number_text import count_span, substitute_values
 from cfa_lib.perturbation.plan import (
     MAX_DRAWS,
     _changed_spans,
-    _plan_unknown,
     _rng,
     changeable_inputs,
     plan_perturbation,
@@ -34,9 +34,10 @@ from cfa_lib.perturbation.plan import (
 from cfa_lib.perturbation.records import finish
 from cfa_lib.perturbation.rederive import rederive
 from cfa_lib.perturbation.rewrite import check_rewrite
-from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, apply_edits, decide, verify_template
+from cfa_lib.perturbation.separation import original_key_passes, separates
+from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, decide, verify_template
 from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan
-from cfa_lib.perturbation.values import changeable, draw_number
+from cfa_lib.perturbation.values import draw_number, draw_within
 
 OUTSIDE = "outside the validity domain: "  # a decision draw that breaks one of the template's conditions
 
@@ -69,7 +70,9 @@ def template_perturbations(
                 if template is None and question.id in (left_out or {}):  # reviewed: the census's reason
                     records.append(finish(record, "not_perturbable", left_out[question.id], "template"))  # type: ignore[index]
                     continue
-                records.append(_perturb(question, template, check, level, seed, record))
+                record = _perturb(question, template, check, level, seed, record)
+                record.separating = separates(question, record)
+                records.append(record)
             except (FormulaError, ArithmeticError, ValueError) as error:
                 records.append(finish(record, "not_verifiable", f"{type(error).__name__}: {error}", "arithmetic"))
     return records
@@ -119,7 +122,8 @@ def _perturb(
     verification = check.verification
     assert verification is not None
     if level in (1, 2):
-        item = plan_perturbation(question, verification, level, seed, record, template.answer_range, check.domain)
+        item = plan_perturbation(question, verification, level, seed, record, template.answer_range, check.domain,
+                                 check.distractor_formulas)
         if not isinstance(item, Plan):
             return item
         assert item.record.new_answer_value is not None
@@ -143,26 +147,16 @@ def _perturb_tuple(
 def _perturb_unknown(
     question: Question, template: Template, check: TemplateCheck, seed: int, record: PerturbationRecord
 ) -> PerturbationRecord:
-    """Level 3: the template's edits state the original answer; the existing level-3 plan solves."""
-    verification = check.verification
-    assert verification is not None
+    """Level 3: new givens, the new answer stated by the template's edits, the unknown asked (`level3`)."""
     if template.level3 is None:
         return finish(record, "not_perturbable", "the template has no level-3 edits", "level3")
-    unknown = template.level3.unknown
-    info = verification.parameters[unknown]
-    if not changeable(info, verification.parameters):
-        reason = f"level-3 unknown {unknown!r} ({info.spec.span!r}) cannot be asked for: shared, derived or 'other'"
-        return finish(record, "not_perturbable", reason, "changeable_parameters")
-    record.trail.extend(verification.trail)
-    record.original_answer_value = verification.original_answer_value
-    item = _plan_unknown(question, verification, record, _rng(seed, question.id, 3), [unknown])
-    if not isinstance(item, Plan):
-        return item
     try:
-        text = apply_edits(question.stem, template, item.level3_answer_text)
+        planned = plan_level3(question, template, check, seed, record)
     except ValueError as error:
         return finish(record, "rejected", f"level-3 edits: {error}", "level3_edits")
-    return _accept(question, template, check, item, text)
+    if isinstance(planned, PerturbationRecord):
+        return planned
+    return _accept(question, template, check, *planned)
 
 
 def _substitute(question: Question, template: Template, check: TemplateCheck, plan: Plan) -> PerturbationRecord:
@@ -189,10 +183,13 @@ def _accept(question: Question, template: Template, check: TemplateCheck, plan: 
 
 def _rederived(question: Question, template: Template, check: TemplateCheck, record: PerturbationRecord
                ) -> PerturbationRecord:
-    """The record valid only if the second path (`rederive`) agrees; rejected with its reason otherwise."""
+    """The record valid only if the second path (`rederive`) agrees and a memorized answer is graded wrong
+    against its options (`original_key_passes`); rejected with its reason otherwise."""
     reason, detail = rederive(question, template, check, record)
     if reason:
         return finish(record, "rejected", reason, "rederived")
+    if original_key_passes(question, record):
+        return finish(record, "rejected", "the original's key is graded correct against the new options", "key_moved")
     record.trail.append(Check("rederived", True, detail))
     return finish(record, "valid", "")
 
@@ -224,7 +221,9 @@ def _unchanged(question: Question, record: PerturbationRecord, text: str) -> str
 def _perturb_decision(
     question: Question, template: Template, check: TemplateCheck, level: int, seed: int, record: PerturbationRecord
 ) -> PerturbationRecord:
-    """Seeded draws of `level` inputs until one keeps a clear margin; the key follows the rule."""
+    """Seeded draws of `level` inputs until one keeps a clear margin; the key follows the rule. Draws are
+    balanced: at odd seed + level the first draw that flips the key is kept, at even ones the first that keeps
+    it; the first valid draw when no draw lands on that side. A parameter with a `draw` interval is drawn in it."""
     verification = check.verification
     assert verification is not None
     infos = verification.parameters
@@ -233,17 +232,25 @@ def _perturb_decision(
     if too_few is not None:
         return too_few
     rng = _rng(seed, question.id, level)
-    last, inside = "", 0
+    intervals = {p.name: p.draw for p in template.parameters if p.draw is not None}
+    last, inside, kept = "", 0, None
+    flip = (seed + level) % 2 == 1  # half of the items are drawn to flip the key, half to keep it
     for _ in range(MAX_DRAWS):
         chosen = sorted(rng.choice(len(candidates), size=level, replace=False).tolist())
-        new_numbers = {candidates[i]: draw_number(infos[candidates[i]], rng) for i in chosen}
+        new_numbers = {name: draw_within(infos[name], intervals[name], rng) if name in intervals
+                       else draw_number(infos[name], rng) for name in (candidates[i] for i in chosen)}
         if any(number is None for number in new_numbers.values()):
             continue
         attempt = perturb_decision(question, template, check, new_numbers, level)  # type: ignore[arg-type]
-        if attempt.valid:
+        if attempt.valid and attempt.flipped == flip:
             return attempt
+        if attempt.valid:
+            kept = kept or attempt  # the first valid draw, if none lands on the wanted side
+            continue
         last = attempt.reason
         inside += attempt.trail[-1].name != "domain"
+    if kept is not None:
+        return kept
     if last and not inside:
         return finish(record, "rejected", never_inside(MAX_DRAWS, last.removeprefix(OUTSIDE)), "domain")
     return finish(record, "rejected", f"no draw in {MAX_DRAWS} gave a valid decision question; last: {last}", "draws")

@@ -32,6 +32,7 @@ MAX_DRAWS = 60
 MAX_ANSWER_FACTOR = 5.0  # a drawn answer stays within 5 times the original, either way
 ROUND_TRIP_TOL = 1e-6
 STATED_ANSWER_TOL = 0.005  # level 3: the rounded option must still imply the original input
+KEY_WINDOW = 0.02  # the grader's tolerance: a named mistake this close to the key would be graded as the key
 
 
 def _rng(seed: int, question_id: str, level: int) -> np.random.Generator:
@@ -46,12 +47,14 @@ def plan_perturbation(
     record: PerturbationRecord,
     answer_range: tuple[float | None, float | None] | None = None,
     domain: Domain | None = None,
+    mistakes: Mapping[str, Formula] | None = None,
 ) -> Plan | PerturbationRecord:
     """Settle new values, the new answer and the choices; return a finished record if that is impossible.
 
     With `answer_range` (a probability's [0, 1]), a draw whose rebuilt options leave the range ("113.8%"
     for a probability would give the key away) is drawn again; so is a draw outside `domain` (a template's
-    validity domain)."""
+    validity domain). `mistakes`: a distractor's named mistake (letter -> formula), written on the new numbers;
+    a draw that puts one within KEY_WINDOW of the key, or on the other sign, is drawn again."""
     assert verification.ok and verification.formula is not None
     rng = _rng(seed, question.id, level)
     record.trail.extend(verification.trail)
@@ -64,14 +67,19 @@ def plan_perturbation(
     original_answer = verification.original_answer_value
     assert original_answer is not None
 
+    letters = list(mistakes or {})
+
     def acceptable(answers: list[float]) -> bool:
         answer = answers[0]
+        pinned = dict(zip(letters, (a / verification.answer_scale for a in answers[1:]), strict=True))
         return (_moved_enough(answer, original_answer, needed)
                 and _fits_key_precision(correct, answer / verification.answer_scale)
+                and all(m * answer > 0 and relative_difference(m, answer) > KEY_WINDOW for m in answers[1:])
                 and (answer_range is None or _options_in_range(question, options, answer, verification.answer_scale,
-                                                               copy.deepcopy(rng), answer_range)))
+                                                               copy.deepcopy(rng), answer_range, pinned)))
 
-    draw = _draw(question, verification, [verification.formula], level, rng, record, acceptable, domain)
+    formulas = [verification.formula, *(mistakes or {}).values()]
+    draw = _draw(question, verification, formulas, level, rng, record, acceptable, domain)
     if isinstance(draw, PerturbationRecord):
         return draw
     if draw is None:
@@ -80,7 +88,9 @@ def plan_perturbation(
     answer = draw.answers[0]
     record.trail.append(Check("answer_moved", True, f"{original_answer:.6g} -> {answer:.6g} (needed {needed:.1%})"))
     record.new_answer_value = answer
-    rejected = _rebuild_choices_into(record, question, options, answer / verification.answer_scale, rng)
+    pinned = dict(zip(letters, (a / verification.answer_scale for a in draw.answers[1:]), strict=True))
+    rejected = _rebuild_choices_into(record, question, options, answer / verification.answer_scale, rng,
+                                     pinned=pinned)
     return rejected if rejected is not None else _rewrite_plan(question, verification, record, draw)
 
 
@@ -224,12 +234,13 @@ def _rewrite_plan(question: Question, verification: Verification, record: Pertur
 
 
 def _options_in_range(question: Question, options: Mapping[str, NumberText], answer: float, scale: float,
-                      rng: np.random.Generator, answer_range: tuple[float | None, float | None]) -> bool:
+                      rng: np.random.Generator, answer_range: tuple[float | None, float | None],
+                      pinned: Mapping[str, float] | None = None) -> bool:
     """Whether the choices rebuilt for `answer` (with a copy of the generator the rebuild will use) all lie
     in `answer_range`."""
     low, high = answer_range
     try:
-        choices, _ = rebuild_choices(question, options, answer / scale, rng)
+        choices, _ = rebuild_choices(question, options, answer / scale, rng, pinned=pinned)
     except ValueError:
         return True  # the rebuild itself will reject the item, with its own reason
     values = [found[0].number * scale for text in choices.values() if (found := find_numbers(text))]
@@ -354,10 +365,12 @@ def _rebuild_choices_into(
     new_correct_number: float,
     rng: np.random.Generator,
     template: NumberText | None = None,
+    pinned: Mapping[str, float] | None = None,
 ) -> PerturbationRecord | None:
     """Put the rebuilt choices into the record; the record, rejected, when they cannot be built or graded."""
     try:
-        record.choices, record.correct_letter = rebuild_choices(question, options, new_correct_number, rng, template)
+        record.choices, record.correct_letter = rebuild_choices(question, options, new_correct_number, rng, template,
+                                                                pinned)
     except ValueError as error:
         return finish(record, "rejected", str(error), "choices_rebuilt")
     record.trail.append(Check("choices_rebuilt", True, f"correct option {record.correct_letter}"))

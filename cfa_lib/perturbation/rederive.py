@@ -48,14 +48,16 @@ def _rederive(question: Question, template: Template, check: TemplateCheck, reco
     level3 = record.level == 3
     slots = accounting.level3 if level3 else accounting.stem
     values, written, stated = _read(slots, written_numbers(record.question), verification.values())
-    for name, value in values.items():
-        drawn = record.new_values.get(name)
+    for name in written:  # the level-3 unknown is asked, not written: its draw is checked by the solve
+        value, drawn = values[name], record.new_values.get(name)
         if name not in verification.derived and drawn is not None and relative_difference(value, drawn) > SAME:
             raise _Disagrees(f"the text states {name!r} = {value:.6g}, the draw {drawn:.6g}")
-    _check_derived(check, values, written)
-    if level3:
+    if level3:  # derived givens may follow the asked unknown: checked once it is solved
         assert template.level3 is not None and stated is not None
-        return _level3_key(check, record, values, stated * verification.answer_scale, template.level3.unknown)
+        detail = _level3_key(check, record, values, stated * verification.answer_scale, template.level3.unknown)
+        _check_derived(check, values, written)
+        return detail
+    _check_derived(check, values, written)
     broken = check.domain.broken(values)
     if broken:
         raise _Disagrees(f"the values stated leave the validity domain: {broken}")
@@ -140,15 +142,19 @@ def _decision_key(question: Question, template: Template, check: TemplateCheck, 
 
 def _level3_key(check: TemplateCheck, record: PerturbationRecord, values: dict[str, float], stated: float,
                 unknown: str) -> str:
-    """Level 3: the stated answer is the original key; solved for the unknown it gives the keyed option."""
+    """Level 3: the stated answer is the answer of the drawn values; solved for the unknown it gives the keyed
+    option."""
     verification = check.verification
-    assert verification is not None and check.original_value is not None
-    if relative_difference(stated, check.original_value) > REL_TOL:
-        raise _Disagrees(f"the stated answer {stated:.6g} is not the original key {check.original_value:.6g}")
+    assert verification is not None
+    drawn_answer = verification.answer(record.new_values)
+    if relative_difference(stated, drawn_answer) > REL_TOL:
+        raise _Disagrees(f"the stated answer {stated:.6g} is not the answer {drawn_answer:.6g} of the drawn values")
     info = verification.parameters[unknown]
     upper = 1.0 if info.spec.kind == "rate" and info.scale != 1.0 else None
-    solved = solve_for(verification.answer, values, unknown, stated, upper)
     drawn = record.new_answer_value
+    if drawn is not None:  # where to start looking; the solve itself is checked against the stated answer
+        values[unknown] = drawn
+    solved = solve_for(verification.answer, values, unknown, stated, upper)
     if drawn is None or relative_difference(solved, drawn) > REL_TOL:
         raise _Disagrees(f"the stated answer solves to {unknown} = {solved:.6g}, the item asks for {drawn}")
     values[unknown] = solved

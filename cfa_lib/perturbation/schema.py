@@ -36,7 +36,9 @@ class TemplateParameter(_Strict):
     """The shape of `ExtractedParameter`, with NaN, infinities and booleans refused.
 
     `also`: the other places the stem writes the same quantity ("P(3 ≤" beside "equal to 3"), each a text
-    holding one number that states the value; every one is rewritten with the span on every draw."""
+    holding one number that states the value; every one is rewritten with the span on every draw.
+    `draw`: a decision template's interval for the drawn number, as the span writes it (easy_29: [1, 9] for "6%"),
+    when the key flips only beyond the usual ±10–50 % moves; the draw is uniform in it, rounded as written."""
 
     name: str
     value: float
@@ -45,6 +47,14 @@ class TemplateParameter(_Strict):
     description: str
     derived_from: str = ""
     also: list[str] = Field(default_factory=list)
+    draw: tuple[float, float] | None = None
+
+    @field_validator("draw")
+    @classmethod
+    def _interval(cls, draw: tuple[float, float] | None) -> tuple[float, float] | None:
+        if draw is not None and not (math.isfinite(draw[0]) and math.isfinite(draw[1]) and draw[0] < draw[1]):
+            raise ValueError(f"must be [low, high] with low < high, got {list(draw)!r}")
+        return draw
 
     @field_validator("value", mode="before")
     @classmethod
@@ -56,7 +66,7 @@ class TemplateParameter(_Strict):
         return value
 
     def as_extracted(self) -> ExtractedParameter:
-        return ExtractedParameter(**self.model_dump(exclude={"also"}))
+        return ExtractedParameter(**self.model_dump(exclude={"also", "draw"}))
 
 
 class Fixed(_Strict):
@@ -91,6 +101,9 @@ class Decision(_Strict):
     type: Literal["threshold", "argmax", "argmin"]
     options: dict[str, tuple[Bound, Bound] | None] | None = None  # threshold: [low, high) per letter
     formulas: dict[str, str] | None = None  # argmax/argmin: one formula per letter
+    # why no draw inside the validity domain changes the key (easy_234: the drawn cost scales both methods); the
+    # census reports it, and the flip rate counts the template's items apart
+    cannot_flip: str = ""
 
     @field_validator("options", mode="before")
     @classmethod
@@ -125,24 +138,32 @@ class Template(_Strict):
     level3: Level3 | None = None
     decision: Decision | None = None
     answer_range: tuple[Bound, Bound] | None = None  # what the answer can be, as the formula gives it: [0, 1]
+    # letter -> a named mistake's formula, giving that distractor as the formula gives the key (easy_577 C: the
+    # annual-compounding yield, the wrong periodicity): levels 1/2 write the mistake on the new numbers
+    distractor_formulas: dict[str, str] | None = None
     fixed: list[Fixed] = Field(default_factory=list)  # every other number of the stem and options, with why
     domain: list[Condition] = Field(default_factory=list)  # where the formula holds
     note: str = ""
 
     @model_validator(mode="after")
     def _kind_fits(self) -> Template:
+        if any(p.draw is not None for p in self.parameters) and self.kind != "decision":
+            raise ValueError("a parameter's 'draw' interval is for decision templates")
         if self.formulas is not None:
             if self.kind != "value" or self.formula.strip():
                 raise ValueError("'formulas' (one per number of each option) is for a value template with formula \"\"")
             if len(self.formulas) < 2 or not all(text.strip() for text in self.formulas):
                 raise ValueError("'formulas' needs at least two non-empty formulas (one per number of each option)")
-            if self.level3 is not None or self.answer_range is not None:
-                raise ValueError("'level3' and 'answer_range' are for templates whose options carry one number")
+            if self.level3 is not None or self.answer_range is not None or self.distractor_formulas:
+                raise ValueError("'level3', 'answer_range' and 'distractor_formulas' are for templates whose options "
+                                 "carry one number")
         if self.kind == "value":
             if not self.formula.strip() and self.formulas is None:
                 raise ValueError("a value template needs a formula")
             if self.decision is not None:
                 raise ValueError("a value template has no 'decision'")
+        elif self.distractor_formulas:
+            raise ValueError("'distractor_formulas' are for value templates")
         else:
             if self.decision is None:
                 raise ValueError("a decision template needs 'decision'")

@@ -22,7 +22,7 @@ from cfa_lib.perturbation.accounting import (
     literal_problems,
     written_numbers,
 )
-from cfa_lib.perturbation.domain import Domain, parse_domain, stated_direction
+from cfa_lib.perturbation.domain import Domain, parse_domain, stated_direction, stated_relation
 from cfa_lib.perturbation.formula import Formula, FormulaError, parse_formula
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers, word_number
 from cfa_lib.perturbation.schema import (  # noqa: F401 - re-exported: the template API is imported from here
@@ -65,6 +65,7 @@ class TemplateCheck:
     original_values: list[float] = field(default_factory=list)
     accounting: Accounting | None = None  # what every number of the stem, options and level-3 stem is
     domain: Domain = field(default_factory=Domain)  # where the formula holds
+    distractor_formulas: dict[str, Formula] = field(default_factory=dict)  # letter -> its named mistake
 
 
 def verify_template(question: Question, template: Template) -> TemplateCheck:
@@ -173,6 +174,10 @@ def _verify_parameters(question: Question, template: Template) -> tuple[Verifica
     broken = domain.broken(values)
     if broken:
         raise _Failed("domain", f"the original values break the validity domain: {broken}")
+    relation = stated_relation(question.stem)
+    if relation and not domain.conditions:
+        raise _Failed("domain", f"the stem says {relation!r}, a relation between its numbers, and the template has "
+                                "no domain condition: a draw could break what the story says")
     for name, info in parameters.items():
         word = stated_direction(question.stem, info.spec.span)
         if not word or name in domain.names:
@@ -246,6 +251,24 @@ def _check_value(question: Question, template: Template, result: TemplateCheck) 
     result.verification = verification  # check 1's options and answer scale are needed later
     result.original_key = question.answer
     result.original_value = output
+    result.distractor_formulas = _distractor_formulas(question, template, verification)
+
+
+def _distractor_formulas(question: Question, template: Template, verification: Verification) -> dict[str, Formula]:
+    """Each named mistake's formula, checked: a distractor's letter, and its original value is the option's
+    number within 0.5 % (as the key's formula gives the key)."""
+    formulas = {}
+    for letter, text in (template.distractor_formulas or {}).items():
+        if letter not in question.distractors or letter not in verification.options:
+            raise _Failed("distractor_formulas", f"{letter!r} is not a numeric distractor of the question")
+        formula = parse_formula(text, verification.parameters)
+        value = formula.evaluate(verification.values())
+        number = verification.options[letter]
+        if relative_difference(value, number.number * verification.answer_scale) > REL_TOL:
+            raise _Failed("distractor_formulas", f"distractor {letter}'s formula gives {value:.6g}, not "
+                                                 f"{question.choices[letter]!r}")
+        formulas[letter] = formula
+    return formulas
 
 
 def _check_tuple(question: Question, template: Template, result: TemplateCheck) -> None:

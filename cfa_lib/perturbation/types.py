@@ -81,6 +81,9 @@ class PerturbationRecord:
     trail: list[Check] = field(default_factory=list)
     source: Literal["template", "generator"] | None = None  # who described the computation (None: old files)
     flipped: bool | None = None  # decision questions: the new key differs from the original key
+    # a valid item a memorizer fails: its decision flipped, or a memorized answer lies outside its numeric key's
+    # acceptance window (`separation.separates`); None: not valid, graded by letter only, or an older file
+    separating: bool | None = None
 
     @property
     def valid(self) -> bool:

@@ -47,7 +47,19 @@ def draw_number(info: ParameterInfo, rng: np.random.Generator) -> float | None:
     assert info.text is not None
     ranges = RATE_FACTOR_RANGES if info.spec.kind == "rate" else FACTOR_RANGES
     low, high = ranges[int(rng.integers(len(ranges)))]
-    proposal = info.text.number * float(rng.uniform(low, high))
+    return _written(info, info.text.number * float(rng.uniform(low, high)))
+
+
+def draw_within(info: ParameterInfo, interval: tuple[float, float], rng: np.random.Generator) -> float | None:
+    """A new number for the span, uniform in `interval` (as the span writes it: [1, 9] for "6%"), rounded as
+    `draw_number` rounds; None when it lands on the original or where the span cannot hold it."""
+    return _written(info, float(rng.uniform(*interval)))
+
+
+def _written(info: ParameterInfo, proposal: float) -> float | None:
+    """`proposal` as the span can write it (a count whole, a rate on its grid, an amount at three significant
+    figures), or None when it cannot or equals the original."""
+    assert info.text is not None
     original = info.text.number
     if info.spec.kind == "count":
         new = float(max(1, round(proposal)))

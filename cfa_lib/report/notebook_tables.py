@@ -272,6 +272,8 @@ def counterfactual_reasons(run: LoadedRun, top: int = 10) -> pd.DataFrame:
 
 
 def counterfactual_accuracy(run: LoadedRun) -> pd.DataFrame:
+    """Per level, on all valid items and on the separating ones (a flipped decision, a key a memorized answer
+    misses): the originals against their perturbations on the same questions."""
     rows = {}
     for level, m in run.summary.perturbation_levels.items():
         if not m.n_paired:
@@ -284,6 +286,9 @@ def counterfactual_accuracy(run: LoadedRun) -> pd.DataFrame:
             "memorization gap (pp)": pp(m.memorization_gap),
             "consistency": decimal(m.consistency_score, 2),
             "McNemar p (exact)": significant(m.mcnemar_test.p_exact),
+            "separating items (paired)": m.separating.n_paired,
+            "perturbed accuracy on them": pct(m.separating.accuracy),
+            "memorization gap on them (pp)": pp(m.separating.memorization_gap),
         }
     return pd.DataFrame(rows).T
 

@@ -132,8 +132,15 @@ def _counterfactual_rows(summaries_: Mapping[str, CounterfactualSummary]) -> lis
             (f"{name}: perturbed accuracy", _at_level(level, lambda lv: lv.accuracy), pct),
             (f"{name}: 95% CI", _at_level(level, lambda lv: lv.accuracy_ci), ci),
             (f"{name}: memorization gap (pp)", _at_level(level, lambda lv: lv.memorization_gap), pp),
+            (f"{name}: separating items (flipped, or the key moved beyond the window)",
+             _at_level(level, lambda lv: lv.separating.n_valid), count),
+            (f"{name}: perturbed accuracy on them", _at_level(level, lambda lv: lv.separating.accuracy), pct),
+            (f"{name}: memorization gap on them (pp)",
+             _at_level(level, lambda lv: lv.separating.memorization_gap), pp),
         ]
     rows += [("robust accuracy", lambda s: s.robust_accuracy, pct),
+             ("robust accuracy on separating items", lambda s: s.robust_accuracy_separating, pct),
+             ("questions with a separating item answered", lambda s: s.n_tested_separating, count),
              ("memorization suspects", lambda s: s.memorization_suspect, pct)]
     return rows
 
