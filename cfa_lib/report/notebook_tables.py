@@ -227,7 +227,8 @@ def template_coverage(dataset: str, run: LoadedRun | None = None) -> pd.DataFram
 
 def template_review() -> pd.DataFrame:
     """The blind review of generated items, round by round: a reviewer who saw neither the code nor the key
-    worked each item and called it valid or defective; only the last round describes the shipped templates."""
+    worked each item and called it valid or defective (from round 5 also: answerable from memory of the original
+    question? options pointing at the key?); only the last round describes the shipped templates."""
     path = review_path()
     if not path.exists():
         return pd.DataFrame({"blind review": {"items reviewed": 0}})
@@ -235,7 +236,11 @@ def template_review() -> pd.DataFrame:
     for rate in rates_by_round(read_review(path)):
         rows[f"round {rate['round']}"] = {
             "items reviewed": rate["items"], "defective": rate["defective"],
-            "valid": pct_ci(rate["rate"], (rate["ci_low"], rate["ci_high"]))}
+            "valid": pct_ci(rate["rate"], (rate["ci_low"], rate["ci_high"])),
+            **{title: (pct_ci(rate[flag]["rate"], (rate[flag]["ci_low"], rate[flag]["ci_high"])) if flag in rate
+                       else "not asked")
+               for flag, title in (("from_memory", "answerable from memory"),
+                                   ("options_point", "options point at key"))}}
     return pd.DataFrame(rows).T
 
 
