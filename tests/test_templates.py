@@ -546,3 +546,21 @@ def test_a_stem_stating_a_relation_needs_a_domain_condition():
     template = load_templates("easy")["easy_50"].model_copy(update={"domain": []})
     check = verify_template(question, template)
     assert not check.ok and check.check == "domain" and "'less likely'" in check.reason
+
+
+def test_easy_926_keeps_the_price_falling_as_more_units_are_sold():
+    """Round 5 of the blind review (#32): easy_926 drew a total revenue at which the price rose with the
+    quantity (CHF1,710 at 200 units, CHF2,996 at 250), so marginal revenue lay above price."""
+    templates = load_templates("easy")
+    (question,) = [q for q in load_dataset("easy") if q.id == "easy_926"]
+    checked = 0
+    for seed in range(15):
+        for level in (1, 2):
+            record = template_perturbations([question], templates, (level,), seed)[0]
+            if not record.valid:
+                continue
+            (q1, tr1), (q2, tr2) = [(int(n), float(r.replace(",", ""))) for n, r in re.findall(
+                r"(\d+) units (?:and earn total revenue of|are sold, revenue will total) CHF([\d,]+)", record.question)]
+            assert tr2 / q2 < tr1 / q1, (seed, level, record.question)
+            checked += 1
+    assert checked >= 20
