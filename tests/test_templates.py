@@ -564,3 +564,18 @@ def test_easy_926_keeps_the_price_falling_as_more_units_are_sold():
             assert tr2 / q2 < tr1 / q1, (seed, level, record.question)
             checked += 1
     assert checked >= 20
+
+
+def test_challenge_88_keeps_the_530_call_below_the_butterfly_bound():
+    """Round 5 of the blind review (#32): challenge_88's level 3 asked for a 530 call premium of 5.69, at which
+    the 520/530/540 butterfly (Exhibit 1: 5.75 and 2.51) cost -3.12, an arbitrage."""
+    templates = load_templates("challenge")
+    (question,) = [q for q in load_dataset("challenge") if q.id == "challenge_88"]
+    checked = 0
+    for seed in range(15):
+        for level in (1, 2, 3):
+            record = template_perturbations([question], templates, (level,), seed)[0]
+            if record.valid:
+                assert record.new_values["c530"] <= (5.75 + 2.51) / 2 + 1e-9, (seed, level, record.new_values)
+                checked += 1
+    assert checked >= 10

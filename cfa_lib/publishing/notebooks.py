@@ -163,10 +163,9 @@ or no single right option); an answer other than the generator's key counts as d
 was fixed as a class (a rule in the templates' validity domains or in the re-derivation) and the review
 was redone on fresh draws. Round 5 followed the rules against memorizers (level 3 changes a given too,
 options keep the original's order, the original's key may not pass) and also asked whether the item could
-be answered from memory of the original question and whether its options point at the key. Of its 3 defects,
-two (easy_926: the price rose with the quantity, so marginal revenue lay above price) were fixed since by a
-domain condition, not yet reviewed again; the third (challenge_88 at level 3, a butterfly at negative cost)
-is open. Interval: 95% Wilson. The rows are in
+be answered from memory of the original question and whether its options point at the key. Its 3 defects
+(easy_926: the price rose with the quantity, so marginal revenue lay above price; challenge_88 at level 3: a
+butterfly at negative cost) were fixed since by domain conditions, not yet reviewed again. Interval: 95% Wilson. The rows are in
 `datasets/templates/review.jsonl`.
 """),
     code("notebook_tables.template_review()"),
