@@ -165,8 +165,8 @@ was redone on fresh draws. Round 5 followed the rules against memorizers (level 
 options keep the original's order, the original's key may not pass) and also asked whether the item could
 be answered from memory of the original question and whether its options point at the key. Its 3 defects
 (easy_926: the price rose with the quantity, so marginal revenue lay above price; challenge_88 at level 3: a
-butterfly at negative cost) were fixed since by domain conditions, not yet reviewed again. Interval: 95% Wilson. The rows are in
-`datasets/templates/review.jsonl`.
+butterfly at negative cost) were fixed since by domain conditions, not yet reviewed again. Interval: 95%
+Wilson. The rows are in `datasets/templates/review.jsonl`.
 """),
     code("notebook_tables.template_review()"),
     md("## Where the perturbations came from, and the flipped keys"),
