@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(LLAMA_WHEEL) 2>/dev/null || { \
-	  echo "Building llama-cpp-python $(LLAMA_CPP_VERSION) for any AVX2 CPU (about 5 minutes, once per machine)"; \
+	  echo "Building llama-cpp-python $(LLAMA_CPP_VERSION) for any AVX2 CPU (about 9 minutes on 2 cores, once per machine)"; \
 	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel --quiet --no-deps --no-cache-dir \
 	    --no-binary llama-cpp-python -w $(WHEELHOUSE) 'llama-cpp-python==$(LLAMA_CPP_VERSION)' && $(LLAMA_WHEEL); }
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
