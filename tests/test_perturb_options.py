@@ -7,8 +7,9 @@ import pytest
 from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import questions_by_id
 from cfa_lib.perturbation import load_templates, template_perturbations
+from cfa_lib.perturbation.choices import ordering
 from cfa_lib.perturbation.number_text import find_numbers
-from cfa_lib.perturbation.separation import close_options, option_values, order_broken, ordering
+from cfa_lib.perturbation.separation import close_options, option_values, order_broken
 from cfa_lib.perturbation.templates import verify_template
 
 

@@ -45,7 +45,7 @@ def rebuild_choices(
     pinned = pinned or {}
     ratios = {letter: pinned[letter] / new_correct_number if letter in pinned
               else options[letter].number / correct.number for letter in numeric_distractors}
-    order = _ordering({letter: options[letter].number for letter in letters})
+    order = ordering([options[letter].number for letter in letters])
     ratios = _spread(ratios, order, wanted, len(letters), frozenset(pinned))
     new_numbers = {question.answer: new_correct_number} | {
         letter: new_correct_number * ratio for letter, ratio in ratios.items()
@@ -68,7 +68,7 @@ def rebuild_choices(
     return _placed(question, letters, numeric_distractors, letters[wanted], order, new_numbers, texts)
 
 
-def _spread(ratios: Mapping[str, float], order: Literal["ascending", "descending", None], wanted: int,
+def _spread(ratios: Mapping[str, float], order: Order, wanted: int,
             count: int, pinned: frozenset[str] = frozenset()) -> dict[str, float]:
     """The distractors' ratios to the key, mirrored (same gap, other side) so that the key lands at rank
     `wanted` of an ordered set when that works, else at another rank; refused (ValueError) when every way
@@ -107,7 +107,7 @@ def _distinct_texts(roles: Iterable[str], write: Callable[[str, int], str]) -> d
 
 
 def _placed(question: Question, letters: Sequence[str], distractors: Sequence[str], correct_letter: str,
-            order: Literal["ascending", "descending", None], sort_keys: Mapping[str, float],
+            order: Order, sort_keys: Mapping[str, float],
             texts: Mapping[str, str]) -> tuple[dict[str, str], str]:
     """The option texts at their letters and the key's letter: sorted like the originals when they were (the
     key's letter follows from its rank), else the key at `correct_letter` and the distractors in the others."""
@@ -127,8 +127,14 @@ def _with_unnumbered(question: Question, rebuilt: Mapping[str, str]) -> dict[str
     return {letter: rebuilt.get(letter, text) for letter, text in question.choices.items()}
 
 
-def _ordering(numbers: Mapping[str, float]) -> Literal["ascending", "descending", None]:
-    values = list(numbers.values())
+Order = Literal["ascending", "descending", None]
+
+
+def ordering(values: Sequence[float]) -> Order:
+    """The order rule of option values: strictly ascending, strictly descending, or none (also for fewer than
+    two values). The rebuilt options keep the original's; `separation` checks that they did."""
+    if len(values) < 2:
+        return None
     if all(a < b for a, b in zip(values, values[1:], strict=False)):
         return "ascending"
     if all(a > b for a, b in zip(values, values[1:], strict=False)):
@@ -194,7 +200,7 @@ def rebuild_tuple_choices(
     ratios = {
         letter: [options[letter][i].number / correct[i].number for i in range(count)] for letter in numeric_distractors
     }
-    order = _ordering({letter: options[letter][0].number for letter in letters})
+    order = ordering([options[letter][0].number for letter in letters])
     if order and all(ratio > 0 for row in ratios.values() for ratio in row):
         rank = letters.index(correct_letter)
         below = rank if order == "ascending" else len(letters) - 1 - rank

@@ -18,29 +18,17 @@ record and its original question, and `separation` counting them over every vali
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
 from cfa_lib.answers import Number, gold_number_from_option, grade_number, numeric_key
 from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import Question
+from cfa_lib.perturbation.choices import ordering
 from cfa_lib.perturbation.number_text import find_numbers
 from cfa_lib.perturbation.types import PerturbationRecord
 
 TOLERANCE = 0.005  # the grading tolerance: two numbers this close are one answer
-Order = Literal["ascending", "descending", None]
-
-
-def ordering(values: Sequence[float]) -> Order:
-    """The order rule of option values: strictly ascending, strictly descending, or none."""
-    if len(values) < 2:
-        return None
-    if all(a < b for a, b in zip(values, values[1:], strict=False)):
-        return "ascending"
-    if all(a > b for a, b in zip(values, values[1:], strict=False)):
-        return "descending"
-    return None
 
 
 def option_values(choices: Mapping[str, str]) -> list[float]:
