@@ -160,9 +160,9 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     if not body.strip():
         return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
 
-    if final is not None and len(_candidates(final, question.stem)) > 1 and len(
-            {grade_open_answer(question, f"FINAL ANSWER: {part}", finish_reason, tolerance).verdict
-             for part in _candidates(final, question.stem)}) > 1:  # 'principal 1,020; coupon 30.60'
+    parts = [] if final is None else _candidates(final, question.stem)
+    if len(parts) > 1 and len({grade_open_answer(question, f"FINAL ANSWER: {part}", finish_reason, tolerance).verdict
+                               for part in parts}) > 1:  # 'principal 1,020; coupon 30.60'
         return OpenGrade("judge", None, "the answer line states two values that lead to different verdicts",
                          "final_line")
     source: AnswerSource = "heuristic" if final is None else "final_line"
@@ -205,6 +205,8 @@ def _candidates(line: str, stem: str) -> list[str]:
     """The parts of an answer line ('; '-separated) that state a value; those naming the asked quantity only,
     when some do ('2.83 (Macaulay); modified 2.62' answers 'the Macaulay duration' with its first part)."""
     parts = [part for part in line.split(";") if re.search(r"\d", part)]
+    if len(parts) < 2:  # one value: nothing to choose between (the asked quantity is not worth reading)
+        return parts
     asked = asked_quantity(stem)
     named = [part for part in parts if asked is not None and mentions(asked, part)]
     return named or parts
