@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # tests.servers under any pytest import mode
     sys.path.insert(0, str(ROOT))
 
+from cfa_lib.publishing.pipeline import KERNEL_DIED_AT_START, KERNEL_START_RETRIES  # noqa: E402
 from tests.servers.fake_openai import FakeOpenAI, FaultConfig  # noqa: E402
 from tests.servers.mini_http import MiniHTTPServer  # noqa: E402
 
@@ -80,8 +81,18 @@ def papermill_args(notebook: str, out: Path, params: dict[str, Any], yaml: str |
 
 def papermill(notebook: str, out: Path, env: dict[str, str], params: dict[str, Any], yaml: str | None = None
               ) -> subprocess.CompletedProcess:
-    return subprocess.run(papermill_args(notebook, out, params, yaml), env=env, capture_output=True, text=True,
-                          timeout=PAPERMILL_TIMEOUT_S, cwd=ROOT)
+    return run_papermill(papermill_args(notebook, out, params, yaml), env, PAPERMILL_TIMEOUT_S)
+
+
+def run_papermill(args: list[str], env: dict[str, str], timeout_s: float) -> subprocess.CompletedProcess:
+    """papermill as a user types it, started again once if its kernel died before its first reply (no cell
+    ran): on a loaded test machine a kernel can lose a port to another process's connection between the
+    choice and its bind, which says nothing about the notebook under test (the pipeline does the same)."""
+    for _ in range(1 + KERNEL_START_RETRIES):
+        done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout_s, cwd=ROOT)
+        if KERNEL_DIED_AT_START not in done.stderr:
+            break
+    return done
 
 
 def start_papermill(notebook: str, out: Path, env: dict[str, str], params: dict[str, Any], log: Path

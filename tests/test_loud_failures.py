@@ -105,3 +105,46 @@ def test_the_likely_cause_of_a_silent_death_is_named() -> None:
     message = pipeline.dead_kernel(job, Path("/nonexistent.log"))
     assert "03_counterfactual.ipynb (gpt-4o-mini): the notebook's kernel died" in message
     assert "ran out of memory" in message and "(it wrote nothing)" in message
+
+
+@pytest.mark.parametrize(("deaths", "runs", "raises"), [(1, 2, False), (2, 2, True)])
+def test_a_kernel_that_died_before_its_first_reply_is_started_once_more(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, deaths: int, runs: int, raises: bool) -> None:
+    """jupyter_client's own error for a kernel lost at start (no cell ran): one more start, then the error."""
+    import papermill
+
+    calls = []
+
+    def execute_notebook(*args: object, **kwargs: object) -> None:
+        calls.append(args)
+        if len(calls) <= deaths:
+            raise RuntimeError("Kernel died before replying to kernel_info")
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute_notebook)
+    notebook = tmp_path / "01_option_bias.ipynb"
+    notebook.write_text("{}")
+    job = pipeline.Job(notebook, tmp_path / "out" / "01_option_bias.ipynb", {}, "local")
+    if raises:
+        with pytest.raises(RuntimeError, match="before replying to kernel_info"):
+            pipeline.run_job(job)
+    else:
+        pipeline.run_job(job)
+    assert len(calls) == runs
+
+
+def test_a_kernel_that_died_in_a_cell_is_not_started_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import papermill
+    from nbclient.exceptions import DeadKernelError
+
+    calls = []
+
+    def execute_notebook(*args: object, **kwargs: object) -> None:
+        calls.append(args)
+        raise DeadKernelError("Kernel died")
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute_notebook)
+    notebook = tmp_path / "02_three_tier.ipynb"
+    notebook.write_text("{}")
+    with pytest.raises(pipeline.PipelineError, match="kernel died"):
+        pipeline.run_job(pipeline.Job(notebook, tmp_path / "out" / "02_three_tier.ipynb", {}, "local"))
+    assert len(calls) == 1

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from reliability_plugin import run_papermill
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -24,7 +25,7 @@ def papermill(notebook: str, out: Path, env: dict[str, str], *params: str) -> su
     for pair in params:
         name, value = pair.split("=", 1)
         args += ["-p", name, value]
-    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=1500)
+    return run_papermill(args, env, 1500)
 
 
 @pytest.fixture()

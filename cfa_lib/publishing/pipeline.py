@@ -29,6 +29,9 @@ from cfa_lib.paths import BUILD_DIR, NOTEBOOKS_DIR, PROJECT_ROOT, results_root
 from cfa_lib.results import safe_name
 
 KERNEL_NAME = "python3"
+# jupyter_client's words for a kernel that stopped before answering its first request
+KERNEL_DIED_AT_START = "Kernel died before replying to kernel_info"
+KERNEL_START_RETRIES = 1
 
 
 class PipelineError(RuntimeError):
@@ -146,9 +149,15 @@ def run_job(job: Job) -> float:
     log = kernel_log(job)
     start = time.monotonic()
     try:
-        papermill.execute_notebook(str(job.notebook), str(job.output), parameters=job.parameters,
-                                   kernel_name=KERNEL_NAME, cwd=str(PROJECT_ROOT), progress_bar=False,
-                                   kernel_manager_class=logged_kernel_manager(log))
+        for attempt in range(1 + KERNEL_START_RETRIES):
+            try:
+                papermill.execute_notebook(str(job.notebook), str(job.output), parameters=job.parameters,
+                                           kernel_name=KERNEL_NAME, cwd=str(PROJECT_ROOT), progress_bar=False,
+                                           kernel_manager_class=logged_kernel_manager(log))
+                break
+            except RuntimeError as exc:
+                if not died_at_start(exc) or attempt == KERNEL_START_RETRIES:
+                    raise
     except PapermillExecutionError as exc:
         raise PipelineError(
             f"{job.notebook.name} ({job.label}) failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}\n"
@@ -157,6 +166,13 @@ def run_job(job: Job) -> float:
     except DeadKernelError as exc:
         raise PipelineError(dead_kernel(job, log)) from exc
     return time.monotonic() - start
+
+
+def died_at_start(exc: BaseException) -> bool:
+    """A kernel that died before its first reply ran no cell, so starting it again is safe. Under load a
+    kernel can lose one of the ports it was handed to another process's connection between the choice and
+    its own bind; a second start picks other ports."""
+    return KERNEL_DIED_AT_START in str(exc)
 
 
 def kernel_log(job: Job) -> Path:
