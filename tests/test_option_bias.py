@@ -44,8 +44,9 @@ def test_card_example_is_option_biased_at_one_percent() -> None:
 
 
 def test_card_example_is_on_the_edge_of_the_default_window() -> None:
-    """8.15% is 1.9% from 8.0% but exactly half-way to 7.7%: the acceptance window (gold ± min(2 %, half the
-    gap to the nearest option) = ± 0.15) excludes its edge, so the card's answer is a mismatch even at 2 %."""
+    """8.15% is 1.9% (0.15 points) from 8.0%, half the key's gap to 7.7%: the acceptance window (gold ±
+    min(2 %, half the gap to the nearest option) = ± 0.15) excludes its edge, so the card's answer is a
+    mismatch even at 2 %."""
     row = grade("easy_9", FORMAT_A_OUTPUT, FORMAT_B_OUTPUT)
     assert row["judge_verdict"] == "NUMERICAL_MISMATCH" and row["option_biased"] is True
 

@@ -3,8 +3,8 @@
 A numeric answer is right when it lies in the acceptance window: gold ± min(tolerance × |gold|, half the
 distance from the gold to the nearest other option's number). CFA options are often only a few percent
 apart (easy_3: $112,555 / $113,330 / $113,733; easy_566: par 100 is 1.3 % from the key 101.36), so a 2 %
-tolerance alone would accept an answer that really picked a distractor or echoed an input. A value
-exactly half-way between the gold and a distractor is not correct.
+tolerance alone would accept an answer that really picked a distractor or echoed an input. A value on the
+window's edge (half the gold's gap to the nearest distractor away from the gold) is not correct.
 """
 
 from __future__ import annotations
@@ -206,11 +206,12 @@ def grade_number(
 
     The acceptance window is gold ± min(rel_tol × |gold|, half the distance from the gold to the nearest
     distractor), on the gold's scale (percent-aware, as `numbers_match`). The tolerance bound is inclusive;
-    the half-gap bound is exclusive: a value exactly half-way between the gold and a distractor is not
-    correct. Both comparisons allow a relative epsilon (`WINDOW_EPSILON`) so float noise never decides.
-    Being nearer a distractor than the gold is a consequence of the window, never accepted. A key written
-    coarser than the tolerance ('€6', '0.0': `step`, on the gold's scale) also accepts what rounds to it
-    (strictly within half a step), still only when nearer the gold than any distractor.
+    the half-gap bound is exclusive: a value exactly half the gold's gap to the nearest distractor away
+    from the gold (on either side) is not correct. Both comparisons allow a relative epsilon
+    (`WINDOW_EPSILON`) so float noise never decides. Being nearer a distractor than the gold is a
+    consequence of the window, never accepted. A key written coarser than the tolerance ('€6', '0.0':
+    `step`, on the gold's scale) also accepts what rounds to it (strictly within half a step), still only
+    when nearer the gold than any distractor.
     """
     if not (isinstance(rel_tol, int | float) and rel_tol >= 0):
         raise ValueError(f"rel_tol={rel_tol!r} must be a non-negative number")
@@ -245,10 +246,11 @@ def grade_number(
         )
         return NumericGrade(False, rel_error, closest_rel, reason)
     if half_gap is not None and gold_distance >= half_gap - eps:
-        where = "exactly half-way to" if abs(gold_distance - half_gap) <= eps else "beyond half the gap to"
+        where = "on the edge of" if abs(gold_distance - half_gap) <= eps else "outside"
         reason = (
             f"{extracted} is within {_pct(rel_tol)} of gold {gold} ({_pct(rel_error)}) but {where} the "
-            f"nearest other option (window ±{half_gap * (100 if gold.unit == PERCENT else 1):.6g})"
+            f"window of half the gold's gap to the nearest other option "
+            f"(±{half_gap * (100 if gold.unit == PERCENT else 1):.6g})"
         )
         return NumericGrade(False, rel_error, closest_rel, reason)
     return NumericGrade(True, rel_error, closest_rel, f"{extracted} is {_pct(rel_error)} from gold {gold}")
