@@ -20,13 +20,15 @@ decides on"); anything outside it, or a second candidate it cannot rule out, goe
 
 * value: one number, in digits or number words; US digits (113,733.21), a decimal comma with dot or space
   thousands (28,79; 40.082,64; 16 215,64) in a text that writes no decimal point, an unambiguous decimal
-  comma anywhere (28,79 %), scientific notation (2.8785E-01, 1.2 × 10², 6.6 × 10^{-3}), 万 and 亿; '1,234' in a
-  text that writes decimal commas is ambiguous and deferred;
+  comma anywhere (28,79 %), dot thousands in a text that writes '1.000.000' and no decimal point, scientific
+  notation (2.8785E-01, 1.2 × 10², 6.6 × 10^{-3}), 万 and 亿; '1,234' in a text that writes decimal commas, and
+  '900.000' in a text that writes no other decimal point, are ambiguous and deferred;
 * sign: '-', U+2011/2012/2013/2212 minus signs, accounting parentheses, sign words (in English, French,
   German, Spanish, Portuguese, Chinese) before or after it;
 * unit and scale: %, bps (and their translations), a currency, a scale word or '(in $ millions)' right after
   it, the unit the stem asks for;
-* position: a JSON reply's answer field (or the field naming the asked quantity), the last `FINAL ANSWER:` line
+* position: a JSON reply's answer field (or the field naming the asked quantity; a fenced YAML mapping is read
+  alike, and prose around the block may hold no value but a year), the last `FINAL ANSWER:` line
   (its parts naming the asked quantity when it has several), or the concluding statement; a remark in
   parentheses after the value, a level after a change ('by 66 bps, from 3.15% to 3.81%'), a comparison or a
   supposition are not the answer;
@@ -68,6 +70,7 @@ from cfa_lib.answers.final_number import Reading, clause_start, read_body, value
 from cfa_lib.answers.key import NumericGrade, NumericKey, grade_number, numeric_key, option_value, rounding_step
 from cfa_lib.answers.numbers import (
     AMBIGUOUS_GROUP,
+    AMBIGUOUS_POINT,
     CURRENCY_UNITS,
     PERCENT,
     Number,
@@ -77,6 +80,7 @@ from cfa_lib.answers.numbers import (
     spell_numbers,
     symmetric_values,
     writes_decimal_comma,
+    writes_decimal_point,
 )
 from cfa_lib.answers.settle import settle
 from cfa_lib.answers.structured import answer_fields, json_reply
@@ -192,7 +196,7 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     settled = settle(text, question.stem, reading, key.gold.unit, match, lambda r: str(_in_stem_unit(r, question)))
     if isinstance(settled, str):
         return OpenGrade("judge", None, settled, source)
-    if settled is not None and (ambiguous := _ambiguous_format(settled, writes_decimal_comma(clean(response)))):
+    if settled is not None and (ambiguous := _ambiguous_format(settled, clean(response))):
         return OpenGrade("judge", None, ambiguous, source)
     if settled is None:
         if has_refusal(body):
@@ -257,11 +261,15 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)
 
 
-def _ambiguous_format(reading: Reading, comma_text: bool) -> str:
+def _ambiguous_format(reading: Reading, text: str) -> str:
     """Why the committed number can be read two ways, or '': '1,234' in a text that writes decimal commas
-    (1.234 or 1234), a decimal comma left unread ('1,5' next to '0.65')."""
-    if comma_text and AMBIGUOUS_GROUP.search(reading.token):
+    (1.234 or 1234), '900.000' in a text that writes no other decimal point (900 or 900,000), a decimal comma
+    left unread ('1,5' next to '0.65')."""
+    if writes_decimal_comma(text) and AMBIGUOUS_GROUP.search(reading.token):
         return f"'{reading.token.strip()}' in a text written with decimal commas is a decimal or a thousands group"
+    if not writes_decimal_point(text) and AMBIGUOUS_POINT.search(reading.token):
+        return f"'{reading.token.strip()}' in a text that writes no other decimal point is a decimal or a thousands " \
+               "group"
     if re.match(r",\d", reading.region[reading.found.end :]):
         return "the committed number has a decimal comma in a text that also writes decimal points"
     return ""
