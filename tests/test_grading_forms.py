@@ -162,3 +162,34 @@ def test_answer_line_with_two_values_for_other_quantities_is_deferred(questions)
 ])
 def test_hedges_are_no_answer(questions, qid, response):
     assert grade_open_answer(questions[qid], response, "stop").verdict == "no_answer"
+
+
+# --- kept-out corpus misses (issue #31, second round): the general form behind each ---------------------------
+def test_dot_thousands_in_a_text_that_groups_with_dots(questions):
+    """'1.000.000 USD' shows the text groups thousands with dots, so '900.000 USD' is 900,000 (kopen-001); alone,
+    '900.000' is 900 or 900,000 and is deferred."""
+    response = ("Under accrual accounting revenue is recognised when earned, net of returns.\n\nGross revenue: "
+                "1.000.000 USD\nLess returns: 100.000 USD\nNet revenue: 900.000 USD\n\nCash collected (800.000 USD) "
+                "and COGS (700.000 USD) do not change net revenue.\n\nFINAL ANSWER: 900.000 USD")
+    grade = grade_open_answer(questions["easy_127"], response, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", 900000.0)
+    assert grade_open_answer(questions["easy_127"], "FINAL ANSWER: 900.000 USD", "stop").verdict == "judge"
+
+
+def test_yaml_reply_is_read_by_its_fields(questions):
+    """A fenced YAML mapping is data like JSON: the field for the asked quantity answers, not the last line
+    (kopen-034)."""
+    response = ("```yaml\nbasis: accrual\ngross_revenue: 1000000\nless_returns: 100000\nnet_revenue: 900000\n"
+                "cash_collected: 800000   # affects receivables, not revenue\ncogs: 700000\n```\n"
+                "Net revenue reported for 2009 is the net_revenue line.")
+    grade = grade_open_answer(questions["easy_127"], response, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", 900000.0)
+
+
+def test_json_answer_block_after_prose_is_the_letter(questions):
+    """Prose, then a fenced {"answer": "C"}: the block is the answer line (kmcq-029)."""
+    response = ("A bond issued by a foreign (South African) issuer in the UK market, in sterling, to UK investors is "
+                "a foreign bond (a 'bulldog'). It's not a Eurobond, because the currency is the local currency of "
+                "the market where it's sold.\n\n```json\n{\"answer\": \"C\"}\n```")
+    assert grade_choice(questions["easy_526"], response).letter == "C"
+    assert grade_choice(questions["easy_526"], "So A.\n\n```json\n{\"answer\": \"C\"}\n```").verdict == "judge"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from cfa_lib.answers.commitment import sentences
 from cfa_lib.answers.final_number import read_number
 from cfa_lib.answers.key import grade_number, numeric_key
-from cfa_lib.answers.structured import answer_fields, json_reply
+from cfa_lib.answers.structured import answer_fields, data_block
 from cfa_lib.answers.text import clean
 
 _CONNECTIVES = {
@@ -185,12 +185,18 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     body = clean(text)
     if not body.strip():
         return ChoiceReading(None)
-    reply = json_reply(body)
-    if reply is not None:
+    block = data_block(body)
+    if block is not None:
+        reply, prose = block
         named = {str(v).strip().strip("()").upper() for _, v in answer_fields(reply) if isinstance(v, str)}
         named = {v for v in named if len(v) == 1 and v in letters}
-        return ChoiceReading(named.pop()) if len(named) == 1 else ChoiceReading(
-            None, "" if not named else "the JSON reply names two letters")
+        if not prose.strip():
+            return ChoiceReading(named.pop()) if len(named) == 1 else ChoiceReading(
+                None, "" if not named else "the JSON reply names two letters")
+        if len(named) == 1:  # prose, then '```json {"answer": "C"} ```': the block is the answer line
+            said = read_choice(prose, letters).letter
+            return ChoiceReading(named.pop()) if said in (None, *named) else ChoiceReading(
+                None, "the prose and the JSON answer name different letters")
     body = _STRUCK.sub(r"\1 or", body)
     lines = _answer_lines(body, letters)
     if lines:
