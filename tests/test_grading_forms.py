@@ -193,3 +193,31 @@ def test_json_answer_block_after_prose_is_the_letter(questions):
                 "the market where it's sold.\n\n```json\n{\"answer\": \"C\"}\n```")
     assert grade_choice(questions["easy_526"], response).letter == "C"
     assert grade_choice(questions["easy_526"], "So A.\n\n```json\n{\"answer\": \"C\"}\n```").verdict == "judge"
+
+
+@pytest.mark.parametrize(("qid", "response"), [
+    ("challenge_87", "It depends how you read 'percentage change': the stock must rise or fall 3.71% to reach either "
+                     "breakeven, but the total width of the profitable-outcome gap is 7.41% of spot. Both are "
+                     "reasonable answers."),  # kopen-059: 'both are reasonable answers' leaves the two values open
+    # kopen-112: 'the answer differs depending on ...' in Korean
+    ("challenge_88", "490 풋을 매도하면 순비용은 16.83달러이고, 490 풋을 매수하면 22.47달러입니다. "
+                     "어떤 구조를 의미하는지에 따라 답이 달라집니다."),
+])
+def test_hedges_in_more_words_and_languages_are_no_answer(questions, qid, response):
+    assert grade_open_answer(questions[qid], response, "stop").verdict == "no_answer"
+
+
+def test_value_restated_as_a_percent_of_another_amount_is_no_hedge(questions):
+    """'$28.67, or about 115% of the $25 issue price' restates one value; it offers no alternative (kopen-106)."""
+    response = ("Treat the preferred as a growing perpetuity with growth equal to the required yield spread: V = D × "
+                "(1 + r) / r = 1.75 × 1.065 / 0.065 = $28.67, or about 115% of the $25 issue price.")
+    grade = grade_open_answer(questions["easy_356"], response, "stop")
+    assert (grade.verdict, grade.value.value) == ("incorrect", 28.67)
+
+
+def test_loss_words_of_other_languages_sign_the_value(questions):
+    """Spanish 'pérdida del 15,4 %' is a loss: −15.4 % (kopen-082), as 'loss of 15.4 %' is."""
+    response = ("Inversión inicial de capital propio: 12.010 $. Valor final del capital: 10.160 $.\nRentabilidad = "
+                "10.160 / 12.010 − 1.\n\nEl inversor sufrió una pérdida del 15,4 % en el mes.")
+    grade = grade_open_answer(questions["easy_409"], response, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", -15.4)

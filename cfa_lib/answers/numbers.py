@@ -184,6 +184,11 @@ _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], st
     (re.compile(r"(?i)\b(?:sinkt|f[äa]llt|diminue|baisse|disminuye|cae|baja|cai|diminui)\s+(?:um|de|en|em)?\s*"
                 r"(?:environ\s+|rund\s+|etwa\s+|aproximadamente\s+|cerca\s+de\s+)?(?=[-+$€£¥]?\d)"), "falls by "),
     (re.compile(r"(?:下降|减少|下跌|降低)(?:了)?(?:约|大约)?(?=[-+$€£¥]?\d)"), " declines by "),
+    # a loss before or after the number: 'pérdida del 15,4 %', 'Verlust von 15,4 %', '亏损15.4%', '15,4 % de perte'
+    (re.compile(r"(?i)\b(?:perte|verlust|p[ée]rdida|perda)\s+(?:de\s+la|del|du|da|do|de|d['’]|von|um)?\s*"
+                r"(?:environ\s+|rund\s+|etwa\s+|aproximadamente\s+|cerca\s+de\s+)?(?=[-+$€£¥]?\d)"
+                r"|(?:亏损|损失)(?:了)?(?:约|大约)?(?=[-+$€£¥]?\d)"), " loss of "),
+    (re.compile(r"(?i)(?<=[\d%])[ \t]*(?:de\s+|d['’])?(?:perte|verlust|p[ée]rdida|perda)\b"), " loss"),
 ]
 
 
