@@ -221,3 +221,12 @@ def test_loss_words_of_other_languages_sign_the_value(questions):
                 "10.160 / 12.010 − 1.\n\nEl inversor sufrió una pérdida del 15,4 % en el mes.")
     grade = grade_open_answer(questions["easy_409"], response, "stop")
     assert (grade.verdict, grade.value.value) == ("correct", -15.4)
+
+
+def test_bare_number_on_two_options_by_its_two_readings_is_deferred(questions):
+    """'0.30' against options 0 %, 30 %, 70 % is 30 % as a fraction and 0.30 % (rounding to the key '0%') as
+    points: two options, so the judge reads it (kopen-062; it was graded correct)."""
+    response = ("The distribution is uniform on [0,1], so the probability of a value up to 0.30 equals the length of "
+                "the interval, 0.30.\n\nFINAL ANSWER: 0.30")
+    assert grade_open_answer(questions["easy_70"], response, "stop").verdict == "judge"
+    assert grade_open_answer(questions["easy_70"], "FINAL ANSWER: 0", "stop").verdict == "correct"

@@ -33,7 +33,8 @@ decides on"); anything outside it, or a second candidate it cannot rule out, goe
   parentheses after the value, a level after a change ('by 66 bps, from 3.15% to 3.81%'), a comparison or a
   supposition are not the answer;
 * the key: its number, matched within min(2 %, half the gap to the nearest option), or within its own
-  rounding when written coarser than that ('€6', '0.0') and nearer to it than to any other option.
+  rounding when written coarser than that ('€6', '0.0') and nearer to it than to any other option; a bare number
+  that falls on two options as a fraction and as percentage points ('0.30' against 0 %, 30 %, 70 %) is deferred.
 
 The `FINAL ANSWER:` line, when present, is the answer (`answer_source="final_line"`); otherwise the
 heuristic reader of `final_number` proposes the committed conclusion and `settle` checks it against the
@@ -248,6 +249,8 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     direction = direction_agreement(key_directions(question), clause)
     if direction == "same" and value.value * key.gold.value < 0:
         value = Number(-value.value, value.unit)  # the key's own word carries the sign
+    if two := _two_readings(value, key, tolerance):
+        return OpenGrade("judge", None, two, source)
     grade = _window(value, key, tolerance)
     shown = on_key_scale(value, key.gold)
     if grade.match and direction == "opposite":
@@ -259,6 +262,23 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     if grade.match and direction == "both":
         return OpenGrade("judge", shown, "the number matches but the answer names both directions", source)
     return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)
+
+
+def _two_readings(value: Number, key: NumericKey, tolerance: float) -> str:
+    """Why a bare number against percent options (or a percent against bare ones) is two answers, or '': read as
+    a fraction and as percentage points it falls on two different options ('0.30' is 30 % or 0.30 %, against
+    options 0 %, 30 %, 70 %); `aligned_values` alone would take the reading nearer the key."""
+    if value.unit not in (None, PERCENT) or (value.unit == PERCENT) == (key.gold.unit == PERCENT):
+        return ""
+    readings = (Number(value.value, PERCENT), Number(value.value * 100, PERCENT)) if value.unit is None else \
+        (Number(value.value / 100), Number(value.value))
+    options = {"key": key.gold} | {letter: number for letter, number in key.distractors.items() if number is not None}
+    falls_on = [{name for name, number in options.items() if grade_number(
+        reading, number, [other for other in options.values() if other is not number], rel_tol=tolerance,
+        step=key.step if name == "key" else None).match} for reading in readings]
+    if all(falls_on) and falls_on[0] != falls_on[1]:
+        return f"{value} read as percentage points and as a fraction falls on two different options"
+    return ""
 
 
 def _ambiguous_format(reading: Reading, text: str) -> str:
