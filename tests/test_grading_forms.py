@@ -230,3 +230,41 @@ def test_bare_number_on_two_options_by_its_two_readings_is_deferred(questions):
                 "the interval, 0.30.\n\nFINAL ANSWER: 0.30")
     assert grade_open_answer(questions["easy_70"], response, "stop").verdict == "judge"
     assert grade_open_answer(questions["easy_70"], "FINAL ANSWER: 0", "stop").verdict == "correct"
+
+
+def test_key_sentence_with_a_date_holds_several_numbers(questions):
+    """Option B 'a liability of £982,674 on the 31 December 2010 balance sheet.' states an item, a statement and a
+    date: no numeric key (labelling rule 2), so a committed amount is the judge's (fopen-038)."""
+    response = ("Carrying amount at 31 Dec 2010 = 978,938.2 + 3,736.3 = £982,674.5\n\nFINAL ANSWER: Bond liability of "
+                "£982.67 thousand on the 31 December 2010 balance sheet")
+    assert grade_open_answer(questions["easy_270"], response, "stop").verdict == "judge"
+
+
+@pytest.mark.parametrize(("qid", "response", "letter"), [
+    ("easy_539", "투자등급과 투기등급 채권의 차이는 신용도에 있습니다.\n\n정답: B", "B"),  # kmcq-028
+    ("challenge_71", "The AMC does not permit partial compliance claims, and firms cannot claim compliance while "
+                     "citing deficiencies. So not A and not C — GLL can only claim compliance once it complies with "
+                     "the entire Code: B.", "B"),  # kmcq-021
+    ("challenge_29", "Statement 1 — a large illiquid allocation is risky if sponsor contributions may fall and the "
+                     "plan might need liquidity. Statements 2 and 3 are not appropriate (size hurts active equity; "
+                     "tactical tilts on 5-year CMEs aren't strategic rebalancing).", "A"),  # kmcq-022
+    ("easy_157", "Depreciation expense is an expense account and sales returns and allowances is a contra-revenue "
+                 "account. Neither A nor B is a contra asset, so C: the allowance for doubtful accounts reduces "
+                 "accounts receivable.", "C"),  # kmcq-003
+    ("easy_650", "First mortgage debt is secured by specific property and sits at the top of the priority of "
+                 "claims.\n\n**Answer: First mortgage debt (A)** — certainly not junior subordinated debt.",
+     "A"),  # kmcq-019
+    ("easy_34", "Correlation has the same sign as covariance; the means are irrelevant. It can't be negative (A) and "
+                "it can't be zero (B) when covariance is positive, which leaves C.", "C"),  # kmcq-015
+])
+def test_more_letter_forms(questions, qid, response, letter):
+    assert grade_choice(questions[qid], response).letter == letter
+
+
+def test_words_that_nearly_state_an_option_are_deferred(questions):
+    """Option C of easy_744 is written 'onvenience yield'; 'The answer is convenience yield.' nearly states it: the
+    judge reads it, it is no no_answer (kmcq-001)."""
+    response = ("When a commodity is scarce, holders of the physical good earn a benefit from having it on hand that "
+                "the forward buyer does not get, which can push spot above forward.\n\nThe answer is convenience "
+                "yield.")
+    assert grade_choice(questions["easy_744"], response).verdict == "judge"
