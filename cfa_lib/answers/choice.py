@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from cfa_lib.answers.commitment import sentences
 from cfa_lib.answers.final_number import read_number
 from cfa_lib.answers.key import grade_number, numeric_key
-from cfa_lib.answers.structured import answer_fields, json_reply
+from cfa_lib.answers.structured import answer_fields, data_block
 from cfa_lib.answers.text import clean
 
 _CONNECTIVES = {
@@ -46,7 +46,8 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         r"|\bI\s+(?:would\s+|will\s+|'?d\s+)?(?:choose|select|pick|go\s+with)"
         r"|\bI['’]d\s+(?:choose|select|pick|go\s+with)"
         r"|\bmy\s+(?:final\s+)?(?:answer|choice|pick|selection)\s*(?:is|would\s+be|[:=])"
-        r"|答案\s*(?:是|为|[:：])"
+        r"|答案\s*(?:是|为|[:：])|(?:答え|正解|정답|최종\s*답)\s*(?:は)?\s*[:：]"  # Chinese, Japanese, Korean
+        r"|\b(?:respuesta|r[ée]ponse|resposta|antwort)(?:\s+(?:final|finale|correcta|correcte|correta))?\s*[:：]"
         r"|\\boxed\s*\{)"
     )
     verdict = (
@@ -57,15 +58,19 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
     named_verdict = rf"(?i:\b(?:option|choice|answer))\s*[(\[]?(?P<letter>(?i:[{letters}])){verdict}"  # "option (b) is"
     verdict_verb = rf"(?i:\b(?:choose|select|pick|go\s+with))\s+{filler}[(\[]?{letter}"
     # "... credit quality is high. So A.": a closing sentence that is only a connective and a letter
-    closing = rf"(?m)(?:^|(?<=[.!?,;])\s+)(?i:so|thus|therefore|hence)[,:]?\s+(?:(?i:option|choice)\s+)?[(\[]?" \
-              rf"(?P<letter>[{letters}])[)\]]?\s*[.!]?[ \t]*$"
+    # "..., which leaves C.", "Neither A nor B is a contra asset, so C: the allowance ..."
+    closing = rf"(?m)(?:^|(?<=[.!?,;])\s+)(?i:so|thus|therefore|hence|which\s+leaves|that\s+leaves|leaving)[,:]?\s+" \
+              rf"(?:(?i:option|choice)\s+)?[(\[]?(?P<letter>[{letters}])[)\]]?(?:\s*[.!]?[ \t]*$|:\s)"
     # "$120 (option C).", "i.e. option B.", "Option A (standardized) — ...", "Option (C): ...", "... → B",
     # "... it will generate (B).": a letter named at the end of a statement
     named = rf"(?i:\boption|\bchoice)\s*[(\[]?{letter}[)\]]?(?=\s*(?:\([^)]*\)\s*)?(?:[.)!:;—–]|-\s|$))"
     arrow = rf"(?m)(?:→|⇒|=>|->)\s*[(\[]?{letter}[)\]]?\s*[.!]?[ \t]*$"
     end_label = rf"(?m)(?<=\s)\((?P<letter>[{letters}])\)\s*[.!]?[ \t]*$"
+    # "... complies with the entire Code: B.": a letter after a colon closing the response
+    end_colon = rf"[:：]\s*[*_]*[(\[]?{letter}[)\]]?[*_]*\s*[.!]?\s*$"
     return [
         (1, re.compile(rf"{explicit}{deco}{filler}{any_case}")),
+        (1, re.compile(rf"{explicit}{deco}[^()\n.]{{1,80}}?\({letter}\)")),  # "Answer: First mortgage debt (A)"
         (1, re.compile(_NEGATION.format(letters=letters))),
         (2, re.compile(verdict_before)),
         (2, re.compile(named_verdict)),
@@ -74,6 +79,7 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         (3, re.compile(named)),
         (3, re.compile(arrow)),
         (3, re.compile(end_label)),
+        (3, re.compile(end_colon)),
     ]
 
 
@@ -185,12 +191,18 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     body = clean(text)
     if not body.strip():
         return ChoiceReading(None)
-    reply = json_reply(body)
-    if reply is not None:
+    block = data_block(body)
+    if block is not None:
+        reply, prose = block
         named = {str(v).strip().strip("()").upper() for _, v in answer_fields(reply) if isinstance(v, str)}
         named = {v for v in named if len(v) == 1 and v in letters}
-        return ChoiceReading(named.pop()) if len(named) == 1 else ChoiceReading(
-            None, "" if not named else "the JSON reply names two letters")
+        if not prose.strip():
+            return ChoiceReading(named.pop()) if len(named) == 1 else ChoiceReading(
+                None, "" if not named else "the JSON reply names two letters")
+        if len(named) == 1:  # prose, then '```json {"answer": "C"} ```': the block is the answer line
+            said = read_choice(prose, letters).letter
+            return ChoiceReading(named.pop()) if said in (None, *named) else ChoiceReading(
+                None, "the prose and the JSON answer name different letters")
     body = _STRUCK.sub(r"\1 or", body)
     lines = _answer_lines(body, letters)
     if lines:
@@ -234,6 +246,9 @@ def _by_option(body: str, letters: str, options: Mapping[str, str]) -> ChoiceRea
             if len(hits) == 1:
                 return ChoiceReading(hits[0].upper())
             return ChoiceReading(None, f"the value {reading.number} falls on {'two' if hits else 'no'} option")
+    opening = [letter for letter, text in choices.items() if _opens_with(body, text)]
+    if len(opening) == 1:  # "Statement 1 — a large illiquid allocation is risky ...": the answer comes first
+        return ChoiceReading(opening[0].upper())
     last = next((s for s in reversed(sentences(body)) if re.search(r"\w", s)), "")
     if _NEGATED_WORDS.search(last):
         return ChoiceReading(None, "the concluding sentence negates what it names") if _stated(last, choices) \
@@ -243,7 +258,16 @@ def _by_option(body: str, letters: str, options: Mapping[str, str]) -> ChoiceRea
         return ChoiceReading(None)  # "either Fair Dealing or Diligence ...": two letters offered, none chosen
     if len(hits) > 1:
         return ChoiceReading(None, "the concluding sentence states the words of two options")
-    return ChoiceReading(hits[0].upper() if hits else None)
+    if hits:
+        return ChoiceReading(hits[0].upper())
+    near = _stated(last, choices, inside=True)
+    return ChoiceReading(None, f"the concluding sentence nearly states option {near[0]}'s words" if near else "")
+
+
+def _opens_with(body: str, option: str) -> bool:
+    """The response begins with the option's whole text, then a dash or a colon ('Statement 1 — ...')."""
+    text = re.escape(option.strip().rstrip(".").strip())
+    return bool(text) and bool(re.match(rf"(?i)[\s*_#>]*{text}[\s*_.]*(?:[—–:]|-\s)", body))
 
 
 _NEGATED_WORDS = re.compile(r"(?i)\b(?:not|no|never|neither|nor|rather\s+than|instead\s+of|unlike)\b|n['’]t\b")
@@ -255,16 +279,20 @@ def _words(text: str) -> set[str]:
     return {w[:5] for w in re.findall(r"[a-z]+", text.lower().replace("-", " ")) if w not in _STOP}
 
 
-def _said(word: str, said: set[str]) -> bool:
-    return any(s.startswith(word) or (len(s) >= 4 and word.startswith(s)) for s in said)  # 'show', 'shown'
+def _said(word: str, said: set[str], inside: bool = False) -> bool:
+    """The word is said ('show', 'shown'); `inside`: also within a longer word ('onven' in 'convenience', an option
+    text with a typo), which is a near match only."""
+    return any(s.startswith(word) or (len(s) >= 4 and word.startswith(s)) or (inside and len(word) >= 4 and word in s)
+               for s in said)
 
 
-def _stated(sentence: str, options: Mapping[str, str]) -> list[str]:
+def _stated(sentence: str, options: Mapping[str, str], inside: bool = False) -> list[str]:
     """The options every content word of which the last clause of the sentence holds; an option whose words
     another stated option's words contain ('volatility' within 'volatility and default') gives way to it."""
-    said = _words(re.split(r";", sentence)[-1])
+    said = {w for w in re.findall(r"[a-z]+", re.split(r";", sentence)[-1].lower())} if inside else \
+        _words(re.split(r";", sentence)[-1])
     hits = {letter: words for letter, text in options.items()
-            if (words := _words(text)) and all(_said(w, said) for w in words)}
+            if (words := _words(text)) and all(_said(w, said, inside) for w in words)}
     return [letter for letter, words in hits.items() if not any(words < other for other in hits.values())]
 
 

@@ -19,7 +19,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from cfa_lib.answers.numbers import PERCENT, Found, Number, relative_error, scan_numbers, scan_values
+from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Found, Number, relative_error, scan_numbers, scan_values
 
 # --- the FINAL ANSWER line -----------------------------------------------------------------------------
 _FINAL_LINE = re.compile(r"(?im)^[ \t>#*_\-•]*final[ \t]+answer[ \t*_]*[:：][ \t*_]*(?P<rest>.*)$")
@@ -80,12 +80,16 @@ _HEDGE = re.compile(
     rf"(?i)\beither\b[^.\n]{{0,80}}\bor\b"  # either X or Y
     rf"|\bbetween\s+(?:about\s+)?{_NUM}{_UNIT}\s+and\s+{_NUM}"  # between X and Y
     rf"|\d%?[–-][$€£¥]?\d"  # 40–41 %, £97,500–£97,560 (never a spaced minus: 4 − 7)
-    r"|\bdepend(?:s|ing)?\s+on\b|\bhing(?:es|ing)\s+on\b|\bequally\s+valid\b|\bboth\s+(?:are|figures\s+are|values\s+are)\s+"
-    r"(?:defensible|plausible|valid|possible|correct)\b|\bcould\s+also\s+be\s+right\b|\bI['’]d\s+need\s+to\s+know\b"
+    r"|\bdepend(?:s|ing)?\s+on\b|\bhing(?:es|ing)\s+on\b|\bequally\s+valid\b|\bboth\s+(?:are|figures\s+are|values\s+are|"
+    r"answers\s+are)\s+(?:defensible|plausible|valid|possible|correct|reasonable|acceptable|justifiable)\b|\bcould\s+also\s+be\s+right\b|\bI['’]d\s+need\s+to\s+know\b"
     r"|\bI['’]d\s+report\s+one\s+of\b|\beither\s+(?:number|value|figure)\b|\bone\s+of\s+those\s+two\b"
     r"|\bmay\s+be\s+what['’]?s\s+intended\b|\bsomewhere\s+between\b|\b(?:hard|impossible)\s+to\s+say\b"
     r"|\b(?:not\s+sure|unsure)\s+(?:which|whether)\b|\b(?:could|might)\s+also\s+be\b"
     rf"|{_NUM}{_UNIT}\s+if\b[^.;]*[,;]\s*(?:and\s+|or\s+)?{_NUM}{_UNIT}\s+if\b"  # "$70 if regulated, $120 if not"
+    # "it depends" in the other languages answers come in: cela dépend, depende de, hängt davon ab, 取决于, 次第,
+    # によって異なる, 에 따라 달라집니다
+    r"|\b(?:cela|ça|tout)\s+d[ée]pend\b|\bdepende\s+d[eo]\b|\bh[äa]ngt\b[^.]{0,40}\bab\b|取决于|视[^。]{0,12}而定|次第|によって(?:異な|変わ|違)"
+    r"|따라\s*(?:답|값|결과)?[이가은는]?\s*달라"
 )
 # a response that says it has not chosen, whatever the key: "it could be either daily or continuous", "either of
 # these could be what is meant", "I can't say which"
@@ -134,6 +138,9 @@ def _two_values(sentence: str, stem: str) -> bool:
     for pair in _OR_PAIR.finditer(sentence):
         a, b = (scan_numbers(pair.group(g) or pair.group(f"{g}2")) for g in ("a", "b"))
         both_ways = _BOTH_WAYS.search(sentence[max(0, pair.start() - 30) : pair.end()])
+        units = {a[0].number.unit, b[0].number.unit} if a and b else set()
+        if PERCENT in units and units & set(CURRENCY_UNITS):
+            continue  # "$28.67, or about 115% of the $25 issue price": one value restated as a ratio, no alternative
         if a and b and relative_error(a[0].number, b[0].number) > 1e-9 and not both_ways and not from_stem(
                 sentence, pair.start(), pair.end(), stem):
             return True

@@ -109,7 +109,8 @@ def option_value(text: str | None) -> Number | None:
     if ratio:
         return Number(float(ratio.group("a")) / float(ratio.group("b")))
     number = gold_number_from_option(text)
-    found = [f for f in found if not _is_date(cleaned, f)]  # "on the 31 December 2010 balance sheet"
+    # a date is a number too: "a liability of £982,674 on the 31 December 2010 balance sheet" holds several
+    # numbers and states where an amount is recorded (labelling rule 2: judge)
     if number is None and len(found) == 1 and not _is_label(cleaned, found[0]) and not _COMPARISON.search(cleaned):
         rest = cleaned[: found[0].start] + " " + cleaned[found[0].end :]
         words = len(re.findall(r"[A-Za-z][\w'’-]*", rest))
@@ -119,17 +120,6 @@ def option_value(text: str | None) -> Number | None:
     if number is not None and number.value > 0 and found and _OPTION_SIGN.search(cleaned[: found[0].start]):
         return Number(-number.value, number.unit)
     return number
-
-
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-
-
-def _is_date(cleaned: str, found) -> bool:
-    """A year (a bare integer 1900–2100) or a day before a month name: part of a date, not an amount."""
-    value, token = found.number.value, cleaned[found.start : found.end]
-    year = found.number.unit is None and value.is_integer() and 1900 <= value <= 2100 and token.isdigit()
-    day = token.isdigit() and 1 <= value <= 31 and re.match(rf"(?i)\s+{_MONTH}\b", cleaned[found.end :])
-    return bool(year or day)
 
 
 def _is_label(cleaned: str, found) -> bool:

@@ -99,7 +99,7 @@ def normalise_signs(text: str) -> str:
     locale (`decimal_comma`), thousands grouped by spaces or thin spaces ('1 003 333', '€644 161') to commas."""
     text = re.sub("[\u2212\u2012\u2011\ufe63\uff0d]", "-", text).replace("₤", "£")
     text = _written_out(text)
-    if decimal_comma(text):
+    if decimal_comma(text) or dot_thousands(text):
         text = _GROUPED_DECIMAL.sub(_as_decimal_point, text)
     else:  # '28,79 %' on the answer line of a text that otherwise writes points: no US reading of it exists
         text = _COMMA_DECIMAL.sub(lambda m: _GROUPED_DECIMAL.sub(_as_decimal_point, m.group()), text)
@@ -122,6 +122,23 @@ _GROUPED_DECIMAL = re.compile(
 AMBIGUOUS_GROUP = re.compile(r"(?<![\d.,])[1-9]\d{0,2},\d{3}(?![\d,.])")
 
 
+# '1.000.000': two dot groups, which no decimal point writes
+_DOT_GROUPS = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3}){2,}(?![\d,]|\.\d)")
+# '900.000' in a text that writes no decimal point elsewhere: 900 or 900,000 (a decimal rarely ends in '.000';
+# '3.897%' is read as written)
+AMBIGUOUS_POINT = re.compile(r"(?<![\d.,])[1-9]\d{0,2}\.000(?![\d,]|\.\d)")
+
+
+def dot_thousands(text: str) -> bool:
+    """The text groups thousands with dots ('1.000.000 USD ... 900.000 USD') and writes no decimal point."""
+    return bool(_DOT_GROUPS.search(text)) and not writes_decimal_point(text)
+
+
+def writes_decimal_point(text: str) -> bool:
+    """The text writes a decimal with a point somewhere ('28.79', '0.288', '1,234.5')."""
+    return bool(_POINT_DECIMAL.search(text))
+
+
 def writes_decimal_comma(text: str) -> bool:
     """The text writes a decimal with a comma somewhere ('28,79 %', '0,2879', '81.481,48')."""
     return bool(_COMMA_DECIMAL.search(text))
@@ -129,7 +146,7 @@ def writes_decimal_comma(text: str) -> bool:
 
 def decimal_comma(text: str) -> bool:
     """The text writes decimals with a comma and never with a point: its dots group thousands."""
-    return writes_decimal_comma(text) and not _POINT_DECIMAL.search(text)
+    return writes_decimal_comma(text) and not writes_decimal_point(text)
 
 
 def _as_decimal_point(match: re.Match[str]) -> str:
@@ -167,6 +184,11 @@ _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], st
     (re.compile(r"(?i)\b(?:sinkt|f[äa]llt|diminue|baisse|disminuye|cae|baja|cai|diminui)\s+(?:um|de|en|em)?\s*"
                 r"(?:environ\s+|rund\s+|etwa\s+|aproximadamente\s+|cerca\s+de\s+)?(?=[-+$€£¥]?\d)"), "falls by "),
     (re.compile(r"(?:下降|减少|下跌|降低)(?:了)?(?:约|大约)?(?=[-+$€£¥]?\d)"), " declines by "),
+    # a loss before or after the number: 'pérdida del 15,4 %', 'Verlust von 15,4 %', '亏损15.4%', '15,4 % de perte'
+    (re.compile(r"(?i)\b(?:perte|verlust|p[ée]rdida|perda)\s+(?:de\s+la|del|du|da|do|de|d['’]|von|um)?\s*"
+                r"(?:environ\s+|rund\s+|etwa\s+|aproximadamente\s+|cerca\s+de\s+)?(?=[-+$€£¥]?\d)"
+                r"|(?:亏损|损失)(?:了)?(?:约|大约)?(?=[-+$€£¥]?\d)"), " loss of "),
+    (re.compile(r"(?i)(?<=[\d%])[ \t]*(?:de\s+|d['’])?(?:perte|verlust|p[ée]rdida|perda)\b"), " loss"),
 ]
 
 

@@ -20,18 +20,21 @@ decides on"); anything outside it, or a second candidate it cannot rule out, goe
 
 * value: one number, in digits or number words; US digits (113,733.21), a decimal comma with dot or space
   thousands (28,79; 40.082,64; 16 215,64) in a text that writes no decimal point, an unambiguous decimal
-  comma anywhere (28,79 %), scientific notation (2.8785E-01, 1.2 × 10², 6.6 × 10^{-3}), 万 and 亿; '1,234' in a
-  text that writes decimal commas is ambiguous and deferred;
+  comma anywhere (28,79 %), dot thousands in a text that writes '1.000.000' and no decimal point, scientific
+  notation (2.8785E-01, 1.2 × 10², 6.6 × 10^{-3}), 万 and 亿; '1,234' in a text that writes decimal commas, and
+  '900.000' in a text that writes no other decimal point, are ambiguous and deferred;
 * sign: '-', U+2011/2012/2013/2212 minus signs, accounting parentheses, sign words (in English, French,
   German, Spanish, Portuguese, Chinese) before or after it;
 * unit and scale: %, bps (and their translations), a currency, a scale word or '(in $ millions)' right after
   it, the unit the stem asks for;
-* position: a JSON reply's answer field (or the field naming the asked quantity), the last `FINAL ANSWER:` line
+* position: a JSON reply's answer field (or the field naming the asked quantity; a fenced YAML mapping is read
+  alike, and prose around the block may hold no value but a year), the last `FINAL ANSWER:` line
   (its parts naming the asked quantity when it has several), or the concluding statement; a remark in
   parentheses after the value, a level after a change ('by 66 bps, from 3.15% to 3.81%'), a comparison or a
   supposition are not the answer;
 * the key: its number, matched within min(2 %, half the gap to the nearest option), or within its own
-  rounding when written coarser than that ('€6', '0.0') and nearer to it than to any other option.
+  rounding when written coarser than that ('€6', '0.0') and nearer to it than to any other option; a bare number
+  that falls on two options as a fraction and as percentage points ('0.30' against 0 %, 30 %, 70 %) is deferred.
 
 The `FINAL ANSWER:` line, when present, is the answer (`answer_source="final_line"`); otherwise the
 heuristic reader of `final_number` proposes the committed conclusion and `settle` checks it against the
@@ -68,6 +71,7 @@ from cfa_lib.answers.final_number import Reading, clause_start, read_body, value
 from cfa_lib.answers.key import NumericGrade, NumericKey, grade_number, numeric_key, option_value, rounding_step
 from cfa_lib.answers.numbers import (
     AMBIGUOUS_GROUP,
+    AMBIGUOUS_POINT,
     CURRENCY_UNITS,
     PERCENT,
     Number,
@@ -77,6 +81,7 @@ from cfa_lib.answers.numbers import (
     spell_numbers,
     symmetric_values,
     writes_decimal_comma,
+    writes_decimal_point,
 )
 from cfa_lib.answers.settle import settle
 from cfa_lib.answers.structured import answer_fields, json_reply
@@ -192,7 +197,7 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     settled = settle(text, question.stem, reading, key.gold.unit, match, lambda r: str(_in_stem_unit(r, question)))
     if isinstance(settled, str):
         return OpenGrade("judge", None, settled, source)
-    if settled is not None and (ambiguous := _ambiguous_format(settled, writes_decimal_comma(clean(response)))):
+    if settled is not None and (ambiguous := _ambiguous_format(settled, clean(response))):
         return OpenGrade("judge", None, ambiguous, source)
     if settled is None:
         if has_refusal(body):
@@ -244,6 +249,8 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     direction = direction_agreement(key_directions(question), clause)
     if direction == "same" and value.value * key.gold.value < 0:
         value = Number(-value.value, value.unit)  # the key's own word carries the sign
+    if two := _two_readings(value, key, tolerance):
+        return OpenGrade("judge", None, two, source)
     grade = _window(value, key, tolerance)
     shown = on_key_scale(value, key.gold)
     if grade.match and direction == "opposite":
@@ -257,11 +264,32 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)
 
 
-def _ambiguous_format(reading: Reading, comma_text: bool) -> str:
+def _two_readings(value: Number, key: NumericKey, tolerance: float) -> str:
+    """Why a bare number against percent options (or a percent against bare ones) is two answers, or '': read as
+    a fraction and as percentage points it falls on two different options ('0.30' is 30 % or 0.30 %, against
+    options 0 %, 30 %, 70 %); `aligned_values` alone would take the reading nearer the key."""
+    if value.unit not in (None, PERCENT) or (value.unit == PERCENT) == (key.gold.unit == PERCENT):
+        return ""
+    readings = (Number(value.value, PERCENT), Number(value.value * 100, PERCENT)) if value.unit is None else \
+        (Number(value.value / 100), Number(value.value))
+    options = {"key": key.gold} | {letter: number for letter, number in key.distractors.items() if number is not None}
+    falls_on = [{name for name, number in options.items() if grade_number(
+        reading, number, [other for other in options.values() if other is not number], rel_tol=tolerance,
+        step=key.step if name == "key" else None).match} for reading in readings]
+    if all(falls_on) and falls_on[0] != falls_on[1]:
+        return f"{value} read as percentage points and as a fraction falls on two different options"
+    return ""
+
+
+def _ambiguous_format(reading: Reading, text: str) -> str:
     """Why the committed number can be read two ways, or '': '1,234' in a text that writes decimal commas
-    (1.234 or 1234), a decimal comma left unread ('1,5' next to '0.65')."""
-    if comma_text and AMBIGUOUS_GROUP.search(reading.token):
+    (1.234 or 1234), '900.000' in a text that writes no other decimal point (900 or 900,000), a decimal comma
+    left unread ('1,5' next to '0.65')."""
+    if writes_decimal_comma(text) and AMBIGUOUS_GROUP.search(reading.token):
         return f"'{reading.token.strip()}' in a text written with decimal commas is a decimal or a thousands group"
+    if not writes_decimal_point(text) and AMBIGUOUS_POINT.search(reading.token):
+        return f"'{reading.token.strip()}' in a text that writes no other decimal point is a decimal or a thousands " \
+               "group"
     if re.match(r",\d", reading.region[reading.found.end :]):
         return "the committed number has a decimal comma in a text that also writes decimal points"
     return ""

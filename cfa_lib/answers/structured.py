@@ -39,23 +39,65 @@ def parse_reply(reply: Completion | BaseModel | None, schema: type[BaseModel], w
         return None, f"{who} reply does not fit {schema.__name__}: {where}: {first['msg']}"
 
 
-# a reply that is one JSON object, bare or in a ```json fence, with nothing else but blank space around it
-_FENCED = re.compile(r"(?s)^\s*(?:```[\w-]*\s*\n?)?(?P<json>\{.*\})\s*(?:```)?\s*$")
+# one JSON object, bare or in a code fence, or one fenced YAML mapping ('net_revenue: 900000' lines)
+_FENCED_JSON = re.compile(r"(?s)(?:```[\w-]*[ \t]*\n)?(?P<json>\{.*\})\s*(?:```)?")
+_FENCED_BLOCK = re.compile(r"(?s)```[\w-]*[ \t]*\n(?P<block>.*?)\n?[ \t]*```")
+_YAML_LINE = re.compile(r"(?P<name>[A-Za-z_][\w.()-]*)[ \t]*:[ \t]*(?P<value>[^#\n]*?)[ \t]*(?:#.*)?")
 # the fields a grader reads first, whatever the question asks
 ANSWER_FIELDS = ("final_answer", "answer", "choice", "letter", "option", "selected", "selection", "result")
 
 
 def json_reply(body: str) -> dict[str, Any] | None:
-    """The JSON object an answer consists of (a bare object or one fenced code block), or None: an answer
-    that is prose, or prose around a JSON block, is read as prose."""
-    found = _FENCED.match(body)
-    if found is None:
+    """The fields of an answer written as data, or None: a JSON object (bare or fenced) or a fenced YAML mapping,
+    alone or with prose around it that states no value (no number but a year: 'Net revenue reported for 2009 is
+    the net_revenue line.'; the prose of an MCQ reply is checked for letters by `choice`). An answer whose prose
+    states values is read as prose: the data block may be a worked example, not the answer."""
+    found = data_block(body)
+    return None if found is None or _states_value(found[1]) else found[0]
+
+
+def data_block(body: str) -> tuple[dict[str, Any], str] | None:
+    """The one data block of a body (JSON object or fenced YAML mapping) and the prose around it."""
+    whole = _FENCED_JSON.fullmatch(body.strip())
+    if whole is not None:
+        parsed = _json_object(whole.group("json"))
+        return None if parsed is None else (parsed, "")
+    blocks = list(_FENCED_BLOCK.finditer(body))
+    if len(blocks) != 1:
         return None
+    block = blocks[0]
+    content = block.group("block").strip()
+    parsed = _json_object(content) if content.startswith("{") else _yaml_mapping(content)
+    return None if parsed is None else (parsed, body[: block.start()] + "\n" + body[block.end() :])
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
     try:
-        parsed = json.loads(found.group("json"))
+        parsed = json.loads(text)
     except ValueError:
         return None
     return parsed if isinstance(parsed, dict) else None
+
+
+def _yaml_mapping(text: str) -> dict[str, Any] | None:
+    """A flat YAML mapping of two or more 'name: value' lines (values kept as text, numbers as numbers)."""
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    matches = [_YAML_LINE.fullmatch(line.strip()) for line in lines]
+    if len(matches) < 2 or not all(matches):
+        return None
+    return {m.group("name"): _scalar(m.group("value")) for m in matches if m is not None}
+
+
+def _scalar(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text.strip("'\"")
+
+
+def _states_value(prose: str) -> bool:
+    """Prose that writes a number other than a year (1900-2100)."""
+    return any(not (n.isdigit() and 1900 <= int(n) <= 2100) for n in re.findall(r"\d+(?:[.,]\d+)*", prose))
 
 
 def answer_fields(reply: dict[str, Any]) -> list[tuple[str, Any]]:
