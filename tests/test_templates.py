@@ -579,3 +579,13 @@ def test_challenge_88_keeps_the_530_call_below_the_butterfly_bound():
                 assert record.new_values["c530"] <= (5.75 + 2.51) / 2 + 1e-9, (seed, level, record.new_values)
                 checked += 1
     assert checked >= 10
+
+
+def test_a_derived_given_no_drawn_input_feeds_keeps_its_text():
+    """easy_645's stated modified duration follows the coupon and the maturity, not the horizon. A draw of the
+    horizon alone left it as written, which the check for new values read as a value already in the question:
+    such draws were refused, and challenge_38 and challenge_39 never gave a level-1 item (#32)."""
+    question = {q.id: q for q in load_dataset("easy")}["easy_645"]
+    record, = template_perturbations([question], load_templates("easy"), levels=(1,), seed=4)
+    assert record.valid and record.changed == ["h"], record.reason
+    assert "modified duration of the bond is 11.470 years" in record.question

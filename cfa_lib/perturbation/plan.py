@@ -260,7 +260,8 @@ def _changed_spans(
     values: Mapping[str, float],
 ) -> tuple[list[str], list[str]]:
     """Old and new text of every changed input, derived givens (a stated PV) included, and of every other
-    place a template writes the same quantity (`also`)."""
+    place a template writes the same quantity (`also`). A derived given that none of the drawn inputs moves
+    (challenge_30: Portfolio B's utilities when only A's return is drawn) keeps its text and is left out."""
     old_spans, new_spans = [], []
     for name in names:
         info = verification.parameters[name]
@@ -272,8 +273,11 @@ def _changed_spans(
     for name in verification.derived:
         info = verification.parameters[name]
         if info.text is not None and info.occurrences:
+            new_span = info.text.write(values[name] / info.scale, info.text.decimals)
+            if new_span == info.spec.span and not verification.derived[name].names & set(names):
+                continue
             old_spans.append(info.spec.span)
-            new_spans.append(info.text.write(values[name] / info.scale, info.text.decimals))
+            new_spans.append(new_span)
             old_spans += [also.text for also in info.also]
             new_spans += [also.write(values[name], also.number.decimals) for also in info.also]
     return old_spans, new_spans
