@@ -8,6 +8,9 @@ offline, and prints (`cfa_lib.perturbation.separation`):
 * numeric items whose key is within 0.5 % of the original key (target: at most 5 %);
 * numeric items whose original key (level 3: also the asked unknown's original value) is graded correct against
   the new options, `grade_number` (target: none);
+* level-3 items whose option nearest the asked unknown's original value is the key (target: none);
+* numeric items whose key is written at a grain no distractor shares, or is the only option of its sign as in
+  the original (target: none);
 * decision items that flip or keep the original key, per template (target: 35 % to 65 % flip), and among the
   templates that can flip (those that cannot say why: `Decision.cannot_flip`, reported apart);
 * level-3 questions whose stem is the same at every seed, and level-3 keys equal to a number of the
@@ -60,6 +63,15 @@ def report(result: Separation, seeds: int) -> None:
     by_level = ", ".join(f"L{level} {passes[level]}" for level in (1, 2, 3))
     print(f"numeric items whose original key is graded correct against the new options: "
           f"{_share(passes.total(), result.numeric)} ({by_level})")
+    nearest = result.nearest_is_key
+    print(f"level-3 items whose option nearest the asked unknown's original value is the key: "
+          f"{_share(nearest[3], result.level3)}")
+    grains = result.grain_singles_out_key
+    by_level = ", ".join(f"L{level} {grains[level]}" for level in (1, 2, 3))
+    print(f"numeric items whose key is written at a grain no distractor shares (the only round or odd option): "
+          f"{_share(grains.total(), result.numeric)} ({by_level})")
+    print(f"numeric items whose key is the only option of its sign, as in the original: "
+          f"{_share(result.sign_singles_out_key, result.numeric)}")
     fixed = cannot_flip()
     can = {qid: counts for qid, counts in result.decisions.items() if qid not in fixed}
     can_flipped, can_items = sum(c["flipped"] for c in can.values()), sum(c.total() for c in can.values())

@@ -23,40 +23,44 @@ from tests.perturb_cases import (
 @pytest.mark.parametrize("seed", range(6))
 def test_rebuilt_choices_keep_relative_gaps_order_and_formats(seed):
     options = {letter: find_numbers(text)[0] for letter, text in EASY_3.choices.items()}
-    choices, letter = rebuild_choices(EASY_3, options, 90_000.0, np.random.default_rng(seed))
-    assert choices[letter] == "$90,000."
+    choices, letter = rebuild_choices(EASY_3, options, 90_127.0, np.random.default_rng(seed))
+    assert choices[letter] == "$90,127."
     # every option as "$dd,ddd." (the last gets the '.' FinEval dropped), sorted like the original
     assert all(re.fullmatch(r"\$\d\d,\d{3}\.", text) for text in choices.values())
     numbers = [only_number(choices[k]) for k in "ABC"]
     assert numbers == sorted(numbers)
     # the same relative gaps |d - c| / c as in the original (112,555 and 113,330 against 113,733)
-    gaps = sorted(abs(n - 90_000) / 90_000 for k, n in zip("ABC", numbers, strict=True) if k != letter)
-    assert gaps == [pytest.approx(403 / 113_733, abs=1e-5), pytest.approx(1178 / 113_733, abs=1e-5)]
+    # (to the key's grain, $1: a distractor that would end in 0 moves by $1, so the key is not the only odd one)
+    gaps = sorted(abs(n - 90_127) / 90_127 for k, n in zip("ABC", numbers, strict=True) if k != letter)
+    assert gaps == [pytest.approx(403 / 113_733, abs=2.5e-5), pytest.approx(1178 / 113_733, abs=2.5e-5)]
 
 
 def test_rebuilt_choices_put_the_correct_option_at_every_letter():
     options = {letter: find_numbers(text)[0] for letter, text in EASY_3.choices.items()}
-    letters = {rebuild_choices(EASY_3, options, 90_000.0, np.random.default_rng(s))[1] for s in range(12)}
+    letters = {rebuild_choices(EASY_3, options, 90_127.0, np.random.default_rng(s))[1] for s in range(12)}
     assert letters == {"A", "B", "C"}
 
 
 def test_rebuilt_percent_choices_keep_their_own_words():
     options = {letter: find_numbers(text)[0] for letter, text in EASY_9.choices.items()}
     for seed in range(6):
-        choices, letter = rebuild_choices(EASY_9, options, 10.0, np.random.default_rng(seed))
-        assert choices[letter] == "10.0% compounded semiannually."
+        choices, letter = rebuild_choices(EASY_9, options, 10.3, np.random.default_rng(seed))
+        assert choices[letter] == "10.3% compounded semiannually."
         assert sorted(choices.values(), key=only_number) == list(choices.values())
         words = sorted(text.split("% ")[1] for text in choices.values())
         assert words == ["compounded continuously.", "compounded daily.", "compounded semiannually."]
-        gaps = sorted(round(abs(only_number(t) - 10.0), 1) for k, t in choices.items() if k != letter)
-        assert gaps == [0.4, 0.6]  # 8.0% vs 7.7% and 7.5%, scaled to 10.0%
+        gaps = sorted(round(abs(only_number(t) - 10.3), 1) for k, t in choices.items() if k != letter)
+        assert gaps == [0.4, 0.6]  # 8.0% vs 7.7% and 7.5%, scaled to 10.3%
 
 
-def test_rebuilt_choices_add_decimals_rather_than_merge():
+def test_a_round_key_gets_round_distractors_that_do_not_merge():
+    """easy_569's options lie 0.05 % apart (96.28, 96.33); for a key written "2.00" they would round onto it.
+    Before #32 they grew a decimal ("2.000.", "2.001.", "1.933."): the key the only round option. Now every option
+    is at the key's grain (1), nudged to the nearest free place."""
     options = {letter: find_numbers(text)[0] for letter, text in EASY_569.choices.items()}
     choices, letter = rebuild_choices(EASY_569, options, 2.0, np.random.default_rng(0))
-    assert choices[letter] == "2.000."
-    assert len(set(choices.values())) == 3
+    assert choices[letter] == "2.00."
+    assert sorted(choices.values()) == ["1.00.", "2.00.", "3.00."]
 
 
 def test_negative_options_keep_their_sign_character():
@@ -71,9 +75,9 @@ def test_negative_options_keep_their_sign_character():
     )
     options = {letter: find_numbers(text)[0] for letter, text in question.choices.items()}
     assert options["A"].number == -10.90
-    choices, letter = rebuild_choices(question, options, -20.0, np.random.default_rng(0))
-    assert choices[letter] == "–20.00%."
-    assert sorted(choices.values()) == sorted(["–20.00%.", "–18.94%.", "21.12%."])
+    choices, letter = rebuild_choices(question, options, -20.37, np.random.default_rng(0))
+    assert choices[letter] == "–20.37%."
+    assert sorted(choices.values()) == sorted(["–20.37%.", "–19.29%.", "21.51%."])
 
 
 EASY_414 = Question(
@@ -97,9 +101,10 @@ def test_an_option_without_a_number_keeps_its_letter_and_text():
         letters.add(letter)
         assert choices["C"] == "Unlimited." and list(choices) == ["A", "B", "C"]
         assert choices[letter] == "$2,100."
-        # the distractor keeps its gap ($800 is 38.5 % below $1,300) and, beside "$1,300.", groups thousands
+        # the distractor keeps its gap ($800 is 38.5 % below $1,300: $1,292 or $2,908) at the key's grain
+        # ($2,100: hundreds) and, beside "$1,300.", groups thousands
         other = ({"A", "B"} - {letter}).pop()
-        assert choices[other] in {"$1,292.", "$2,908."}
+        assert choices[other] in {"$1,300.", "$2,900."}
     assert letters == {"A", "B"}
 
 

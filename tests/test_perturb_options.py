@@ -9,7 +9,15 @@ from cfa_lib.data import questions_by_id
 from cfa_lib.perturbation import load_templates, template_perturbations
 from cfa_lib.perturbation.choices import ordering
 from cfa_lib.perturbation.number_text import find_numbers
-from cfa_lib.perturbation.separation import close_options, option_values, order_broken
+from cfa_lib.perturbation.separation import (
+    close_options,
+    grain_singles_out_key,
+    memory_finds_key,
+    nearest_is_key,
+    option_values,
+    order_broken,
+    sign_singles_out_key,
+)
 from cfa_lib.perturbation.templates import verify_template
 
 
@@ -60,3 +68,84 @@ def test_a_distractor_formula_that_misses_its_option_is_refused():
     wrong = template.model_copy(update={"distractor_formulas": {"C": "(100/p)**(1/2) - 1"}})
     check = verify_template(questions_by_id("easy")["easy_577"], wrong)
     assert not check.ok and check.check == "distractor_formulas" and "'7.46%.'" in check.reason
+
+
+def _reviewed(question_id: str, level: int, seed: int):
+    """A round-5 item of the blind review (seeds 10-14), from either dataset."""
+    dataset = question_id.split("_")[0]
+    question = questions_by_id(dataset)[question_id]
+    (record,) = template_perturbations([question], load_templates(dataset), (level,), seed)
+    assert record.valid, record.reason
+    return question, record
+
+
+@pytest.mark.parametrize(("question_id", "level", "seed", "options"), [
+    ("easy_133", 3, 11, ["$57,400.", "$63,100.", "$74,600."]),  # was $57,364 / $63,100 / $74,573
+    ("easy_133", 1, 14, ["$37,000.", "$41,000.", "$45,000."]),  # was $36,818 / $40,909 / $45,000
+    ("easy_127", 2, 12, ["$1,156,000.", "$1,284,000.", "$2,055,000."]),  # was $1,284,444 / $2,055,111
+    ("challenge_83", 3, 11, ["$104,000", "$311,000", "$602,000"]),  # was $103,667 / $311,000 / $1,036,667
+])
+def test_a_round_key_has_round_distractors(question_id, level, seed, options):
+    """Round 5 of the blind review: "the key is the only round figure; the distractors ... carry repeating-third
+    digits". Every distractor is now written at the key's grain (its rounding step), so roundness points nowhere."""
+    _, record = _reviewed(question_id, level, seed)
+    assert list(record.choices.values()) == options
+    assert not grain_singles_out_key(record)
+
+
+def test_a_level3_rate_asked_at_whole_percent_has_whole_percent_distractors():
+    """easy_267 at level 3, seed 10 keyed 4.00 % among 3.44 % and 4.29 %: "the only round rate"."""
+    _, record = _reviewed("easy_267", 3, 10)
+    assert record.choices == {"A": "3.00%.", "B": "4.00%.", "C": "5.00%."} and record.correct_letter == "B"
+
+
+@pytest.mark.parametrize(("question_id", "seed", "low", "high"),
+                         [("easy_44", 10, 0.0, 1.0), ("easy_68", 0, 78.0, 81.0)])
+def test_level3_options_lie_in_the_asked_unknowns_domain(question_id, seed, low, high):
+    """easy_44 asks, at level 3, for a correlation: seed 10 offered 1.13 and 1.32 beside the key 0.29. easy_68 asks
+    for the average terminal price, which the up and down moves bound (m/S in (0.97, 1.05)): seed 10 offered $54.66
+    and $72.88 below the lowest possible. Options are values of the unknown and now lie in its domain."""
+    _, record = _reviewed(question_id, 3, seed)
+    numbers = [find_numbers(text)[0].number for text in record.choices.values()]
+    assert all(low < n < high for n in numbers), record.choices
+    if question_id == "easy_68":
+        s, u, d = record.new_values["S"], 1.05, 0.97
+        assert all(d * s < n < u * s for n in numbers), (s, record.choices)
+
+
+def test_easy_579s_floater_price_options_are_prices_a_two_year_floater_can_have():
+    """easy_579 at level 3, seed 13: "19" and "66" per 100 par beside the key 87 (the discount margins they imply
+    are far beyond five times the stated one). Now every option's implied margin is one the stem could state."""
+    _, record = _reviewed("easy_579", 3, 13)
+    numbers = sorted(find_numbers(text)[0].number for text in record.choices.values())
+    assert numbers == [85.0, 94.0, 96.0], record.choices
+
+
+@pytest.mark.parametrize(("question_id", "seed"), [("challenge_87", 14), ("challenge_21", 12), ("easy_579", 13)])
+def test_a_memorizers_nearest_option_is_not_the_key(question_id, seed):
+    """Round 5: challenge_87 (seed 14) remembered the call premium 9.70 and keyed 8.90 beside 13.24 and 14.68;
+    challenge_21 the neutral rate 1.2 % with key 1.10 %; easy_579 the price 97 with key 87 beside 19 and 66. A draw
+    whose option nearest the remembered unknown is the key is now drawn again (`memory_finds_key`)."""
+    question, record = _reviewed(question_id, 3, seed)
+    assert not nearest_is_key(question, record) and not memory_finds_key(question, record)
+
+
+def test_no_level3_item_at_the_reviewed_seeds_lets_the_nearest_option_find_the_key():
+    for question_id in ("challenge_87", "challenge_21", "easy_579", "easy_133", "easy_267"):
+        dataset = question_id.split("_")[0]
+        question = questions_by_id(dataset)[question_id]
+        for seed in (*range(5), *range(10, 15)):
+            (record,) = template_perturbations([question], load_templates(dataset), (3,), seed)
+            assert not (record.valid and nearest_is_key(question, record)), (question_id, seed, record.choices)
+
+
+@pytest.mark.parametrize(("question_id", "seed", "options", "key"), [
+    ("easy_206", 11, {"A": "+$3.69 million.", "B": "+$1.24 million.", "C": "–$1.24 million."}, "B"),
+    ("challenge_42", 12, {"A": "-8.00%", "B": "-5.00%", "C": "5.00%"}, "B"),
+])
+def test_the_key_is_not_the_only_option_of_its_sign_when_it_was_in_the_original(question_id, seed, options, key):
+    """Round 5: easy_206 (+x / -x / -3x, key +x) and challenge_42 (-x / x / 1.5x, key -x) kept their sign pattern,
+    so "pick the increase" answered from memory. The distractor farthest from the key now takes the key's sign."""
+    question, record = _reviewed(question_id, 2, seed)
+    assert record.choices == options and record.correct_letter == key
+    assert not sign_singles_out_key(question, record)

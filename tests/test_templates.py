@@ -17,7 +17,7 @@ from cfa_lib.paths import PROJECT_ROOT
 from cfa_lib.perturbation import load_templates, template_perturbations
 from cfa_lib.perturbation.build import perturb_question
 from cfa_lib.perturbation.from_template import perturb_decision
-from cfa_lib.perturbation.number_text import single_number
+from cfa_lib.perturbation.number_text import find_numbers, single_number
 from cfa_lib.perturbation.templates import TEMPLATES_DIR_ENV, Template, TemplateError, verify_template
 from cfa_lib.perturbation.types import ExtractedParameter, ParameterInfo
 from cfa_lib.perturbation.values import draw_number
@@ -519,13 +519,15 @@ def test_a_level_1_pair_perturbation_has_exactly_one_option_matching_both_new_nu
     assert record.question != question.stem
 
 
-def test_level3_rejects_options_with_the_other_sign_of_the_asked_input(challenge):
+def test_level3_options_keep_the_sign_of_the_asked_input(challenge):
     """challenge_42 asks, at level 3, for the 10-year yield (5.75); the answer's options carry gaps that
-    would rebuild "-8.62" and "-5.75" beside it, which no reader would weigh: no item is made of such a draw."""
+    would rebuild "-8.62" and "-5.75" beside it, which no reader would weigh. Before #32 every draw was rejected;
+    now a distractor outside the yield's domain (a rate in (0, 1)) is drawn inside, between the key and 0."""
     questions, templates = challenge
     for seed in range(3):
         record, = template_perturbations([questions["challenge_42"]], templates, levels=(3,), seed=seed)
-        assert record.status == "rejected" and record.reason.startswith("no draw in 60 gave a level-3 item")
+        assert record.valid, record.reason
+        assert all(0 < find_numbers(text)[0].number < 100 for text in record.choices.values()), record.choices
 
 
 def test_easy_50_keeps_a_good_rating_less_likely_to_fail():

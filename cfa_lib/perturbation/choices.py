@@ -1,7 +1,10 @@
 """Answer choices for a perturbed question, rebuilt around its new correct value.
 
-The new options must not give the answer away: distractors keep their original relative gaps, the
-options stay sorted when the originals were, and each keeps its own written format.
+The new options must not give the answer away (issue #32): distractors keep their original relative gaps, the
+options stay sorted when the originals were, and then every option is written at the key's own grain (a round key
+among round distractors, never the only round or the only odd option), inside the asked quantity's domain (no
+correlation above 1, no price below what the stem allows: `Inside`), and never the only option of its sign when
+the original's key was.
 """
 
 from __future__ import annotations
@@ -15,6 +18,11 @@ from cfa_lib.data import Question
 from cfa_lib.perturbation.number_text import NumberText
 
 CLOSE = 0.005  # no two options within 0.5 % of each other: one of them would be as right as the other
+GRID_STEPS = 60  # how far (in steps of the key's grain) a distractor may be nudged to find a free place
+
+Inside = Callable[[float], bool]
+"""Whether a number, as the options write it, is a possible value of the asked quantity (a correlation within
+[-1, 1], a price above the stem's minimum): the callers know the quantity (`level3`, `plan`)."""
 
 
 def rebuild_choices(
@@ -24,6 +32,7 @@ def rebuild_choices(
     rng: np.random.Generator,
     template: NumberText | None = None,
     pinned: Mapping[str, float] | None = None,
+    inside: Inside | None = None,
 ) -> tuple[dict[str, str], str]:
     """Choices for the new answer: each distractor keeps its relative gap |d - c| / |c| to the correct one,
     or, when `pinned` gives its number (a named mistake written on the new numbers), takes that number.
@@ -32,9 +41,12 @@ def rebuild_choices(
     original options were sorted by value (as CFA options usually are), the rebuilt ones are sorted the same
     way and the key's letter follows from its rank (an out-of-order option would give it away); a distractor
     may move to the other side of the correct value (same relative gap, mirrored) so that the key lands at
-    the drawn letter. No two options lie within CLOSE of each other (ValueError otherwise).
-    Each option keeps its own format (currency, separators, decimals, %, trailing words such as
-    " compounded semiannually."), or all use `template` (level 3, where the answer is an input).
+    the drawn letter. A key that was the only option of its sign keeps a distractor of its sign
+    (`_sign_shared`). Every distractor not pinned is then written at the key's grain and inside `inside`
+    (`_settled`), so neither roundness nor an impossible value points at the key. No two options lie within
+    CLOSE of each other (ValueError otherwise).
+    Each option keeps its own format (currency, separators, %, trailing words such as " compounded
+    semiannually.") with the key's decimals, or all use `template` (level 3, where the answer is an input).
     Decimals grow (up to +4) if rounding would merge options. An option without a number (a distractor
     "Unlimited.", absent from `options`) keeps its letter and text; the numeric options share the others.
     """
@@ -45,18 +57,23 @@ def rebuild_choices(
     pinned = pinned or {}
     ratios = {letter: pinned[letter] / new_correct_number if letter in pinned
               else options[letter].number / correct.number for letter in numeric_distractors}
+    limit = _close_limit(ratios)
+    ratios = _sign_shared(ratios, frozenset(pinned))
     order = ordering([options[letter].number for letter in letters])
     ratios = _spread(ratios, order, wanted, len(letters), frozenset(pinned))
-    new_numbers = {question.answer: new_correct_number} | {
-        letter: new_correct_number * ratio for letter, ratio in ratios.items()
-    }
+    decimals = correct.decimals if template is None else _level3_decimals(template)
+    step = grain(new_correct_number, decimals)
+    distractors = {letter: new_correct_number * ratio for letter, ratio in ratios.items()}
+    new_numbers = {question.answer: new_correct_number} | _settled(
+        new_correct_number, distractors, step, limit, inside, rng, frozenset(pinned))
     period = _trailing_period(list(question.choices.values()))
     group = any(options[letter].grouped for letter in letters)  # one option "$1,300.": every option groups
 
     def write(letter: str, extra: int) -> str:
         style = template or options[letter]
-        decimals = (style.decimals if template is None else _level3_decimals(style)) + extra
-        text = style.write(new_numbers[letter], decimals, keep_lead=template is None, group=group)
+        if (new_numbers[letter] > 0) != (style.number > 0):  # a distractor that took the key's sign, its "+$"
+            style = correct
+        text = style.write(new_numbers[letter], decimals + extra, keep_lead=template is None, group=group)
         if template is not None:
             text = text[: len(text) - len(style.suffix)] + style.unit
         text = text.rstrip()
@@ -66,6 +83,70 @@ def rebuild_choices(
 
     texts = _distinct_texts(new_numbers, write)
     return _placed(question, letters, numeric_distractors, letters[wanted], order, new_numbers, texts)
+
+
+def _close_limit(ratios: Mapping[str, float]) -> float:
+    """How close two options may come: CLOSE, or a little under the original's closest two when the original
+    itself prints two options closer than that (easy_3: $113,330 and $113,733 keep their gaps)."""
+    return min(CLOSE, _closest([1.0, *ratios.values()]) * 0.99)
+
+
+def _sign_shared(ratios: Mapping[str, float], pinned: frozenset[str] = frozenset()) -> dict[str, float]:
+    """When every distractor has the other sign than the key (the original's key was its only positive option:
+    easy_206's +x / -x / -3x), the distractor farthest from the key in size takes the key's sign (r -> -r), so
+    "pick the increase", remembered from the original, no longer finds the key. A named mistake never moves,
+    nor one whose flip would land on the key."""
+    result = dict(ratios)
+    movable = [role for role, ratio in ratios.items() if role not in pinned and abs(abs(ratio) - 1) > CLOSE]
+    if len(ratios) < 2 or any(ratio > 0 for ratio in ratios.values()) or not movable:
+        return result
+    farthest = max(movable, key=lambda role: abs(abs(ratios[role]) - 1))
+    result[farthest] = -ratios[farthest]
+    return result
+
+
+def _settled(key: float, distractors: Mapping[str, float], step: float, limit: float, inside: Inside | None,
+             rng: np.random.Generator, pinned: frozenset[str] = frozenset()) -> dict[str, float]:
+    """Every distractor not pinned moved to the nearest free number at the key's grain `step` (a multiple of it,
+    not of ten times it: "$63,100" gets "$57,400", never "$57,364" nor "$57,000"), keeping its sign, at least
+    `limit` from every other option and inside `inside`; one outside is first drawn between the key and the
+    domain's edge on its own side. Nearest to the key first; ValueError when no place is free."""
+    settled = {role: distractors[role] for role in pinned if role in distractors}
+    taken = [key, *settled.values()]
+    for role in sorted((r for r in distractors if r not in pinned), key=lambda r: abs(distractors[r] - key)):
+        target = distractors[role]
+        if inside is not None and not inside(target):
+            target = _drawn_inside(key, target, inside, rng)
+        settled[role] = _on_grid(target, step, limit, taken, inside)
+        taken.append(settled[role])
+    return settled
+
+
+def _drawn_inside(key: float, outside: float, inside: Inside, rng: np.random.Generator) -> float:
+    """A number drawn between the key and the domain's edge on the side of `outside` (the edge found by bisection
+    from the key, which lies inside): the distractor stays on its side, where the domain has room."""
+    if not inside(key):
+        return outside
+    low, high = key, outside
+    for _ in range(50):
+        middle = (low + high) / 2
+        low, high = (middle, high) if inside(middle) else (low, middle)
+    return key + (low - key) * float(rng.uniform(0.3, 0.9))
+
+
+def _on_grid(target: float, step: float, limit: float, taken: Sequence[float], inside: Inside | None) -> float:
+    """The multiple of `step` nearest `target` that is not a multiple of 10 * step (the key's grain exactly),
+    has `target`'s sign, lies at least `limit` from every number in `taken` and inside `inside`."""
+    base = round(target / step)
+    for units in sorted(range(base - GRID_STEPS, base + GRID_STEPS + 1), key=lambda u: (abs(u - target / step), u)):
+        value = units * step
+        if units % 10 == 0 or (value > 0) != (target > 0):
+            continue
+        if any(_closest([value, other]) < limit for other in taken):
+            continue
+        if inside is None or inside(value):
+            return value
+    raise ValueError(f"no free option at the key's grain ({step:g}) near {target:.6g}")
 
 
 def _spread(ratios: Mapping[str, float], order: Order, wanted: int,
@@ -82,8 +163,7 @@ def _spread(ratios: Mapping[str, float], order: Order, wanted: int,
             if mirrored is not None:
                 tries.append(mirrored)
     tries.append(dict(ratios))
-    # an original that itself prints two options closer than CLOSE (easy_3: $113,330 and $113,733) keeps its gaps
-    limit = min(CLOSE, _closest([1.0, *ratios.values()]) * 0.99)
+    limit = _close_limit(ratios)
     for candidate in tries:
         if _closest([1.0, *candidate.values()]) >= limit:
             return candidate
@@ -140,6 +220,18 @@ def ordering(values: Sequence[float]) -> Order:
     if all(a > b for a, b in zip(values, values[1:], strict=False)):
         return "descending"
     return None
+
+
+def grain(number: float, decimals: int) -> float:
+    """The rounding step `number` shows when written with `decimals` places: the largest power of ten it is a
+    multiple of ("63,100" -> 100, "4.00" -> 1, "0.020" -> 0.01, "3.44" -> 0.01). A reader sees it at a glance:
+    an option at another grain than the others stands out."""
+    exponent = -decimals
+    units = round(abs(number) * 10**decimals)
+    while units and units % 10 == 0:
+        units //= 10
+        exponent += 1
+    return 10.0**exponent
 
 
 def _trailing_period(texts: Sequence[str]) -> bool:

@@ -34,7 +34,7 @@ from cfa_lib.perturbation.plan import (
 from cfa_lib.perturbation.records import finish
 from cfa_lib.perturbation.rederive import rederive
 from cfa_lib.perturbation.rewrite import check_rewrite
-from cfa_lib.perturbation.separation import original_key_passes, separates
+from cfa_lib.perturbation.separation import memory_finds_key, separates
 from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, decide, verify_template
 from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan
 from cfa_lib.perturbation.values import draw_number, draw_within
@@ -184,11 +184,12 @@ def _accept(question: Question, template: Template, check: TemplateCheck, plan: 
 def _rederived(question: Question, template: Template, check: TemplateCheck, record: PerturbationRecord
                ) -> PerturbationRecord:
     """The record valid only if the second path (`rederive`) agrees and a memorized answer is graded wrong
-    against its options (`original_key_passes`); rejected with its reason otherwise."""
+    against its options and, at level 3, its nearest option is not the key (`memory_finds_key`); rejected with its
+    reason otherwise."""
     reason, detail = rederive(question, template, check, record)
     if reason:
         return finish(record, "rejected", reason, "rederived")
-    if original_key_passes(question, record):
+    if memory_finds_key(question, record):
         return finish(record, "rejected", "the original's key is graded correct against the new options", "key_moved")
     record.trail.append(Check("rederived", True, detail))
     return finish(record, "valid", "")

@@ -5,10 +5,13 @@ the original: the asked input is written in it. Here the asked unknown is drawn 
 other given, when one can move, in the first half of the draws; alone in the second), the answer is computed
 from the new values and stated in the key's style, and the key is the unknown solved from that stated answer.
 A draw is kept only when the stated answer, rounded as the original key is written, still implies the drawn
-unknown within 0.5 %, the key written as an option equals no number of the original stem or options, and neither
-the original's key nor the unknown's original value lies in the new key's acceptance window
-(`separation.original_key_passes`). An
-unknown the validity domain holds in an interval ("s > 505", "s < 515") is drawn inside it.
+unknown within 0.5 %, the key written as an option equals no number of the original stem or options, neither
+the original's key nor the unknown's original value lies in the new key's acceptance window, and the option
+nearest the unknown's original value is not the key (`separation.memory_finds_key`). An
+unknown the validity domain holds in an interval ("s > 505", "s < 515") is drawn inside it. The options are
+values of the asked unknown, so each lies in its domain (`asked_domain`): its kind's range, the template's
+conditions, and an answer the stem could state (the formula evaluates, same sign, within MAX_ANSWER_FACTOR of the
+stated one, inside `answer_range`): no correlation of 1.13, no average price below the down move's.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from cfa_lib.answers import numeric_key
 from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import Question
 from cfa_lib.perturbation.accounting import ANSWER_MARK
-from cfa_lib.perturbation.choices import rebuild_choices
+from cfa_lib.perturbation.choices import Inside, rebuild_choices
 from cfa_lib.perturbation.formula import FormulaError
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers, substitute_values
 from cfa_lib.perturbation.plan import (
@@ -33,12 +36,12 @@ from cfa_lib.perturbation.plan import (
     changeable_inputs,
 )
 from cfa_lib.perturbation.records import finish
-from cfa_lib.perturbation.separation import answer_in_original, original_key_passes
+from cfa_lib.perturbation.separation import answer_in_original, memory_finds_key
 from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, apply_edits
 from cfa_lib.perturbation.types import Check, ParameterInfo, PerturbationRecord, Plan, Verification
-from cfa_lib.perturbation.values import changeable, draw_number, solve_for
+from cfa_lib.perturbation.values import changeable, draw_number, possible, solve_for
 
-MIN_MOVE = 0.006  # a first filter on the asked unknown; `original_key_passes` (the acceptance window) decides
+MIN_MOVE = 0.006  # a first filter on the asked unknown; `memory_finds_key` decides
 
 
 def stated_text(key: NumberText, number: float) -> str:
@@ -71,7 +74,8 @@ def plan_level3(question: Question, template: Template, check: TemplateCheck, se
     last = "no draw"
     for draw in range(MAX_DRAWS):  # the second half draws the unknown alone: another given may have no room
         moving = others if draw < MAX_DRAWS // 2 else []
-        attempt = _attempt(question, verification, check, unknown, moving, edited, rng, record)
+        attempt = _attempt(question, verification, check, unknown, moving, edited, rng, record,
+                           template.answer_range)
         if isinstance(attempt, tuple):
             return attempt
         last = attempt
@@ -80,8 +84,8 @@ def plan_level3(question: Question, template: Template, check: TemplateCheck, se
 
 
 def _attempt(question: Question, verification: Verification, check: TemplateCheck, unknown: str,
-             others: list[str], edited: str, rng: np.random.Generator, record: PerturbationRecord
-             ) -> tuple[Plan, str] | str:
+             others: list[str], edited: str, rng: np.random.Generator, record: PerturbationRecord,
+             answer_range: tuple[float | None, float | None] | None = None) -> tuple[Plan, str] | str:
     """One draw: the plan and its stem, or why the draw is not kept."""
     infos = verification.parameters
     names = [unknown] + ([others[int(rng.integers(len(others)))]] if others else [])
@@ -125,17 +129,18 @@ def _attempt(question: Question, verification: Verification, check: TemplateChec
     record.changed, record.new_values, record.new_answer_value = names, values, solved
     info = infos[unknown]
     assert info.text is not None
+    inside = asked_domain(verification, check, values, unknown, answer, answer_range)
     try:
         record.choices, record.correct_letter = rebuild_choices(question, verification.options, solved / info.scale,
-                                                                rng, info.text)
+                                                                rng, info.text, inside=inside)
     except ValueError as error:
         return str(error)
     if numeric_key(record.choices, record.correct_letter) is None:
         return f"rebuilt choices cannot be graded by number: {record.choices}"
     if answer_in_original(question, record):
         return f"the asked value {record.choices[record.correct_letter or '']!r} is written in the original"
-    if original_key_passes(question, record):
-        return f"a memorized answer is graded correct against the key {record.choices[record.correct_letter or '']!r}"
+    if memory_finds_key(question, record):
+        return f"a memorized answer finds the key {record.choices[record.correct_letter or '']!r}"
     flipped = [t for t in record.choices.values() if (found := find_numbers(t)) and found[0].number * solved <= 0]
     if flipped:
         return f"rebuilt option {flipped[0]!r} has the other sign of the asked {unknown}"
@@ -147,6 +152,31 @@ def _attempt(question: Question, verification: Verification, check: TemplateChec
     plan = Plan(record, [info.spec.span, *old], [stated] + [n for _, n in pairs], kept, "",
                 level3_answer_text=stated)
     return plan, text
+
+
+def asked_domain(verification: Verification, check: TemplateCheck, values: dict[str, float], unknown: str,
+                 stated: float, answer_range: tuple[float | None, float | None] | None = None) -> Inside:
+    """Whether a number, written as the asked unknown's span writes it, is a possible value of it with the item's
+    other givens: its kind allows it (`values.possible`), the template's conditions hold, and the answer it would
+    give is one the stem could state: the formula evaluates, keeps the stated answer's sign, stays within
+    MAX_ANSWER_FACTOR of it and inside `answer_range`."""
+    info = verification.parameters[unknown]
+    low, high = answer_range or (None, None)
+
+    def inside(number: float) -> bool:
+        if not possible(info, number):
+            return False
+        try:
+            trial = verification.with_derived({**values, unknown: number * info.scale})
+            answer = verification.answer(trial)
+        except (FormulaError, ArithmeticError):
+            return False
+        if check.domain.broken(trial):
+            return False
+        return (answer * stated > 0 and 1 / MAX_ANSWER_FACTOR <= answer / stated <= MAX_ANSWER_FACTOR
+                and (low is None or answer >= low) and (high is None or answer <= high))
+
+    return inside
 
 
 def _inside(info: ParameterInfo, number: float | None, bounds: tuple[float, float], rng: np.random.Generator

@@ -8,7 +8,6 @@ question text, and the spans its rewrite will be checked against.
 
 from __future__ import annotations
 
-import copy
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ import numpy as np
 from cfa_lib.answers import numeric_key
 from cfa_lib.answers.numbers import relative_difference
 from cfa_lib.data import Question
-from cfa_lib.perturbation.choices import rebuild_choices, rebuild_tuple_choices
+from cfa_lib.perturbation.choices import Inside, rebuild_choices, rebuild_tuple_choices
 from cfa_lib.perturbation.domain import Domain, never_inside
 from cfa_lib.perturbation.formula import Formula, FormulaError
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers
@@ -51,10 +50,11 @@ def plan_perturbation(
 ) -> Plan | PerturbationRecord:
     """Settle new values, the new answer and the choices; return a finished record if that is impossible.
 
-    With `answer_range` (a probability's [0, 1]), a draw whose rebuilt options leave the range ("113.8%"
-    for a probability would give the key away) is drawn again; so is a draw outside `domain` (a template's
-    validity domain). `mistakes`: a distractor's named mistake (letter -> formula), written on the new numbers;
-    a draw that puts one within KEY_WINDOW of the key, or on the other sign, is drawn again."""
+    With `answer_range` (a probability's [0, 1]), every rebuilt option lies in the range (`in_range`: a
+    distractor that would leave it, "113.8%" for a probability, is drawn inside); a draw outside `domain` (a
+    template's validity domain) is drawn again. `mistakes`: a distractor's named mistake (letter -> formula),
+    written on the new numbers; a draw that puts one within KEY_WINDOW of the key, or on the other sign, is drawn
+    again."""
     assert verification.ok and verification.formula is not None
     rng = _rng(seed, question.id, level)
     record.trail.extend(verification.trail)
@@ -71,12 +71,9 @@ def plan_perturbation(
 
     def acceptable(answers: list[float]) -> bool:
         answer = answers[0]
-        pinned = dict(zip(letters, (a / verification.answer_scale for a in answers[1:]), strict=True))
         return (_moved_enough(answer, original_answer, needed)
                 and _fits_key_precision(correct, answer / verification.answer_scale)
-                and all(m * answer > 0 and relative_difference(m, answer) > KEY_WINDOW for m in answers[1:])
-                and (answer_range is None or _options_in_range(question, options, answer, verification.answer_scale,
-                                                               copy.deepcopy(rng), answer_range, pinned)))
+                and all(m * answer > 0 and relative_difference(m, answer) > KEY_WINDOW for m in answers[1:]))
 
     formulas = [verification.formula, *(mistakes or {}).values()]
     draw = _draw(question, verification, formulas, level, rng, record, acceptable, domain)
@@ -90,7 +87,7 @@ def plan_perturbation(
     record.new_answer_value = answer
     pinned = dict(zip(letters, (a / verification.answer_scale for a in draw.answers[1:]), strict=True))
     rejected = _rebuild_choices_into(record, question, options, answer / verification.answer_scale, rng,
-                                     pinned=pinned)
+                                     pinned=pinned, inside=in_range(answer_range, verification.answer_scale))
     return rejected if rejected is not None else _rewrite_plan(question, verification, record, draw)
 
 
@@ -233,18 +230,13 @@ def _rewrite_plan(question: Question, verification: Verification, record: Pertur
     return Plan(record, draw.old_spans, draw.new_spans, kept, prompt)
 
 
-def _options_in_range(question: Question, options: Mapping[str, NumberText], answer: float, scale: float,
-                      rng: np.random.Generator, answer_range: tuple[float | None, float | None],
-                      pinned: Mapping[str, float] | None = None) -> bool:
-    """Whether the choices rebuilt for `answer` (with a copy of the generator the rebuild will use) all lie
-    in `answer_range`."""
+def in_range(answer_range: tuple[float | None, float | None] | None, scale: float) -> Inside | None:
+    """The asked answer's domain at levels 1 and 2, on the options' written scale: `answer_range` when the
+    template states one (a probability in [0, 1]), else None (the options then keep the original's signs)."""
+    if answer_range is None:
+        return None
     low, high = answer_range
-    try:
-        choices, _ = rebuild_choices(question, options, answer / scale, rng, pinned=pinned)
-    except ValueError:
-        return True  # the rebuild itself will reject the item, with its own reason
-    values = [found[0].number * scale for text in choices.values() if (found := find_numbers(text))]
-    return all((low is None or v >= low) and (high is None or v <= high) for v in values)
+    return lambda number: (low is None or number * scale >= low) and (high is None or number * scale <= high)
 
 
 def _fits_key_precision(key: NumberText, number: float) -> bool:
@@ -370,11 +362,12 @@ def _rebuild_choices_into(
     rng: np.random.Generator,
     template: NumberText | None = None,
     pinned: Mapping[str, float] | None = None,
+    inside: Inside | None = None,
 ) -> PerturbationRecord | None:
     """Put the rebuilt choices into the record; the record, rejected, when they cannot be built or graded."""
     try:
         record.choices, record.correct_letter = rebuild_choices(question, options, new_correct_number, rng, template,
-                                                                pinned)
+                                                                pinned, inside)
     except ValueError as error:
         return finish(record, "rejected", str(error), "choices_rebuilt")
     record.trail.append(Check("choices_rebuilt", True, f"correct option {record.correct_letter}"))

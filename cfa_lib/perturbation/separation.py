@@ -12,7 +12,13 @@ record and its original question, and `separation` counting them over every vali
 * `separates`: a valid item whose decision flipped or whose numeric key a memorized answer misses;
 * `original_key_passes`: what a memorizer answers (the original's key; at level 3 also the asked unknown's
   original value) is graded correct against the item's own options (`grade_number`: the key ± min(2 %, half the
-  gap to the nearest option)).
+  gap to the nearest option));
+* `nearest_is_key`: at level 3, the option nearest the asked unknown's original value is the key (a memorizer
+  who picks the closest option lands on it: challenge_87 remembered 9.70, keyed 8.90 beside 13.24 and 14.68);
+* `memory_finds_key`: either of the two, the one rejection rule of a draw;
+* `grain_singles_out_key`: the key is written at a grain (its rounding step: 63,100 at 100, 4.00 % at 1) no
+  distractor shares (the only round option, or the only odd one);
+* `sign_singles_out_key`: the key is the only option of its sign in the original and in the item alike.
 """
 
 from __future__ import annotations
@@ -22,9 +28,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from cfa_lib.answers import Number, gold_number_from_option, grade_number, numeric_key
-from cfa_lib.answers.numbers import relative_difference
+from cfa_lib.answers.numbers import aligned_values, relative_difference
 from cfa_lib.data import Question
-from cfa_lib.perturbation.choices import ordering
+from cfa_lib.perturbation.choices import grain, ordering
 from cfa_lib.perturbation.number_text import find_numbers
 from cfa_lib.perturbation.types import PerturbationRecord
 
@@ -78,6 +84,57 @@ def original_key_passes(question: Question, record: PerturbationRecord) -> bool:
     return any(grade_number(answer, key.gold, distractors).match for answer in memorized_answers(question, record))
 
 
+def nearest_is_key(question: Question, record: PerturbationRecord) -> bool:
+    """At level 3, the item's option nearest the asked unknown's original value (on one scale) is its key: a
+    model that remembers the original's input and picks the closest option is graded correct."""
+    if record.level != 3 or record.correct_letter is None or record.correct_letter not in record.choices:
+        return False
+    key = numeric_key(record.choices, record.correct_letter)
+    remembered = memorized_answers(question, record)[1:]
+    if key is None or not remembered:
+        return False
+    options = {record.correct_letter: key.gold} | {k: v for k, v in key.distractors.items() if v is not None}
+
+    def distance(option: Number) -> float:
+        x, reference = aligned_values(remembered[0], option)
+        return abs(x - reference)
+
+    return min(options, key=lambda letter: distance(options[letter])) == record.correct_letter
+
+
+def memory_finds_key(question: Question, record: PerturbationRecord) -> bool:
+    """The one memorizer rule of a draw: a memorized answer is graded correct (`original_key_passes`) or, at
+    level 3, its nearest option is the key (`nearest_is_key`). A draw for which this holds is drawn again."""
+    return original_key_passes(question, record) or nearest_is_key(question, record)
+
+
+def _grains(choices: Mapping[str, str]) -> dict[str, float]:
+    return {letter: grain(found[0].number, found[0].decimals)
+            for letter, text in choices.items() if (found := find_numbers(text))}
+
+
+def grain_singles_out_key(record: PerturbationRecord) -> bool:
+    """The key's rounding step as written ("$63,100": 100; "4.00%": 1) is shared by no numeric distractor, so
+    the key is the only round option (or the only odd one) and points at itself without computing."""
+    grains = _grains(record.choices)
+    key = grains.pop(record.correct_letter or "", None)
+    return key is not None and bool(grains) and key not in grains.values()
+
+
+def _sign_unique(values: Mapping[str, float], letter: str) -> bool:
+    return letter in values and sum((v > 0) == (values[letter] > 0) for v in values.values()) == 1 < len(values)
+
+
+def sign_singles_out_key(question: Question, record: PerturbationRecord) -> bool:
+    """The key is the only positive (or only negative) option both in the original and in the item: "pick the
+    increase" answers from memory (easy_206: +x / -x / -3x before and after)."""
+    def first(choices: Mapping[str, str]) -> dict[str, float]:
+        return {k: found[0].number for k, text in choices.items() if (found := find_numbers(text))}
+
+    return (_sign_unique(first(question.choices), question.answer)
+            and _sign_unique(first(record.choices), record.correct_letter or ""))
+
+
 def separates(question: Question, record: PerturbationRecord) -> bool | None:
     """Whether a valid item tells a memorizer from a reasoner: a decision whose key flipped, or a numeric key a
     memorized answer misses (`original_key_passes` is False); None when not valid or graded by letter only."""
@@ -87,7 +144,7 @@ def separates(question: Question, record: PerturbationRecord) -> bool | None:
         return record.flipped
     if record.correct_letter is None or numeric_key(record.choices, record.correct_letter) is None:
         return None
-    return not original_key_passes(question, record)
+    return not memory_finds_key(question, record)
 
 
 def original_numbers(question: Question) -> list[float]:
@@ -120,6 +177,9 @@ class Separation:
     ordered_originals: int = 0  # numeric items whose original follows an order rule
     order_broken: Counter[str] = field(default_factory=Counter)  # by the original's rule
     close: int = 0
+    nearest_is_key: Counter[int] = field(default_factory=Counter)  # by level: memorizer's nearest option is the key
+    grain_singles_out_key: Counter[int] = field(default_factory=Counter)  # by level
+    sign_singles_out_key: int = 0
     same_letter: int = 0  # numeric items keyed at the original's letter (a third of them by chance, three options)
 
     def add(self, dataset: str, seed: int, question: Question, record: PerturbationRecord) -> None:
@@ -132,6 +192,9 @@ class Separation:
         self.numeric += 1
         self.numeric_key_kept += key_kept(record)
         self.original_key_passes[record.level] += original_key_passes(question, record)
+        self.nearest_is_key[record.level] += nearest_is_key(question, record)
+        self.grain_singles_out_key[record.level] += grain_singles_out_key(record)
+        self.sign_singles_out_key += sign_singles_out_key(question, record)
         rule = ordering(option_values(question.choices))
         self.ordered_originals += rule is not None
         if order_broken(question, record):

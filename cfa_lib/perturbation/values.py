@@ -35,6 +35,18 @@ def changeable(info: ParameterInfo, all_parameters: Mapping[str, ParameterInfo])
     return spec.value > 0
 
 
+def possible(info: ParameterInfo, number: float) -> bool:
+    """Whether `number`, as the span writes it, is a value the parameter's kind allows, as the draws keep it: a
+    rate a fraction strictly between 0 and 1 (a correlation, a yield), a count a whole number from 1, an amount
+    above 0. A level-3 option is a value of the asked input, so it must be one too (no correlation of 1.13)."""
+    kind = info.spec.kind
+    if kind == "rate":
+        return 0 < _as_fraction(info, number) < 1
+    if kind == "count":
+        return number >= 1 and float(number).is_integer()
+    return number > 0
+
+
 def _as_fraction(info: ParameterInfo, number: float) -> float:
     """A rate written as `number` ("7" of "7%") as a decimal fraction, whatever scale the formula uses."""
     assert info.text is not None
