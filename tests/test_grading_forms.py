@@ -268,3 +268,12 @@ def test_words_that_nearly_state_an_option_are_deferred(questions):
                 "the forward buyer does not get, which can push spot above forward.\n\nThe answer is convenience "
                 "yield.")
     assert grade_choice(questions["easy_744"], response).verdict == "judge"
+
+
+# --- tests/grading_corpus_kept_out_2 (in-sample after its first scoring) ----------------------------------
+def test_apostrophe_thousands(questions):
+    """Swiss grouping '¥7'220.39' is 7,220.39, not 7 (eopen-004)."""
+    response = ("PV of the expected price: 9'000/1.12⁴ = 9'000/1.573519 = 5'719.66\n\nIntrinsic value = 1'500.73 + "
+                "5'719.66 = ¥7'220.39\n\nFINAL ANSWER: ¥7'220.39")
+    grade = grade_open_answer(questions["easy_503"], response, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", 7220.39)

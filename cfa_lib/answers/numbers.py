@@ -92,12 +92,18 @@ def _join_space_groups(match: re.Match[str]) -> str:
     return re.sub(r"[ \u2009\u202f\u00a0]", ",", match.group())
 
 
+# Swiss thousands: "7'220.39", '1’500’000' (groups of three digits only)
+_APOSTROPHE_GROUPED = re.compile(r"(?<![\d.,'’])\d{1,3}(?:['’]\d{3})+(?![\d'’])")
+
+
 def normalise_signs(text: str) -> str:
     """Numbers as the readers read them (the number grammar of tests/grading_corpus/README.md): Unicode minus
-    signs to '-', the lira sign the source uses for pounds (₤) to '£', scientific notation, 万/亿 and unit
+    signs to '-', the lira sign the source uses for pounds (₤) to '£', apostrophe thousands dropped (7'220.39
+    is 7220.39), scientific notation, 万/亿 and unit
     words of other languages written out (`_written_out`), a text written with decimal commas read in its
     locale (`decimal_comma`), thousands grouped by spaces or thin spaces ('1 003 333', '€644 161') to commas."""
     text = re.sub("[\u2212\u2012\u2011\ufe63\uff0d]", "-", text).replace("₤", "£")
+    text = _APOSTROPHE_GROUPED.sub(lambda m: re.sub("['’]", "", m.group()), text)
     text = _written_out(text)
     if decimal_comma(text) or dot_thousands(text):
         text = _GROUPED_DECIMAL.sub(_as_decimal_point, text)

@@ -20,9 +20,10 @@ decides on"); anything outside it, or a second candidate it cannot rule out, goe
 
 * value: one number, in digits or number words; US digits (113,733.21), a decimal comma with dot or space
   thousands (28,79; 40.082,64; 16 215,64) in a text that writes no decimal point, an unambiguous decimal
-  comma anywhere (28,79 %), dot thousands in a text that writes '1.000.000' and no decimal point, scientific
-  notation (2.8785E-01, 1.2 × 10², 6.6 × 10^{-3}), 万 and 亿; '1,234' in a text that writes decimal commas, and
-  '900.000' in a text that writes no other decimal point, are ambiguous and deferred;
+  comma anywhere (28,79 %), dot thousands in a text that writes '1.000.000' and no decimal point, apostrophe
+  thousands (7'220.39), scientific notation (2.8785E-01, 1.2 × 10², 6.6 × 10^{-3}), 万 and 亿; '1,234' in a text
+  that writes decimal commas, and '900.000' in a text that writes no other decimal point, are ambiguous and
+  deferred;
 * sign: '-', U+2011/2012/2013/2212 minus signs, accounting parentheses, sign words (in English, French,
   German, Spanish, Portuguese, Chinese) before or after it;
 * unit and scale: %, bps (and their translations), a currency, a scale word or '(in $ millions)' right after
