@@ -277,3 +277,14 @@ def test_apostrophe_thousands(questions):
                 "5'719.66 = ¥7'220.39\n\nFINAL ANSWER: ¥7'220.39")
     grade = grade_open_answer(questions["easy_503"], response, "stop")
     assert (grade.verdict, grade.value.value) == ("correct", 7220.39)
+
+
+def test_cjk_compound_multipliers(questions):
+    """'1億6,990万' is 10⁸ + 6,990 × 10⁴ = 169,900,000, not 6.99 (eopen-089); a form read only in part is deferred."""
+    response = ("企業価値（EV）= 10.2 × 2,200万ドル = 2億2,440万ドル\n株主資本価値 = EV − 負債の時価 + 現金\n"
+                "= 2億2,440万 − 5,600万 + 150万\n= 1億6,990万ドル\n\n答え：約1億6,990万ドル")
+    grade = grade_open_answer(questions["easy_513"], response, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", 169900000)
+    assert grade_open_answer(questions["easy_513"], "答え：1.699亿ドル", "stop").verdict == "correct"
+    for partial in ("答え：約1億6千万ドル", "答え：約一億6990万ドル"):
+        assert grade_open_answer(questions["easy_513"], partial, "stop").verdict == "judge"

@@ -99,7 +99,7 @@ _APOSTROPHE_GROUPED = re.compile(r"(?<![\d.,'’])\d{1,3}(?:['’]\d{3})+(?![\d'
 def normalise_signs(text: str) -> str:
     """Numbers as the readers read them (the number grammar of tests/grading_corpus/README.md): Unicode minus
     signs to '-', the lira sign the source uses for pounds (₤) to '£', apostrophe thousands dropped (7'220.39
-    is 7220.39), scientific notation, 万/亿 and unit
+    is 7220.39), scientific notation, 万/億/亿 and unit
     words of other languages written out (`_written_out`), a text written with decimal commas read in its
     locale (`decimal_comma`), thousands grouped by spaces or thin spaces ('1 003 333', '€644 161') to commas."""
     text = re.sub("[\u2212\u2012\u2011\ufe63\uff0d]", "-", text).replace("₤", "£")
@@ -171,7 +171,12 @@ _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+"
 _SCIENTIFIC = re.compile(
     r"(?<![\w.,])(?P<m>\d+(?:[.,]\d+)?)(?:\s*[×xX*·]\s*10\s*(?:\^\s*\{?\s*(?P<e1>[-+]?\d+)\s*\}?|(?P<e2>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))"
     r"|[eE](?P<e3>[-+]?\d{1,3}))(?![\w.])")
-_CJK_SCALE = re.compile(r"(?P<m>\d+(?:\.\d+)?)\s*(?P<s>万|亿)")
+# '98.27万', '1.5亿', '1億6,990万' (10⁸ and 10⁴ summed), read only when nothing else of the form is CJK (千, 兆, 六)
+CJK_NUMERALS = "〇一二三四五六七八九十百千万萬億亿兆"
+_CJK_DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_CJK_SCALE = re.compile(
+    rf"(?<![\d.,{CJK_NUMERALS}])(?:(?P<oku>{_CJK_DIGITS})\s*[億亿](?:\s*(?P<man>{_CJK_DIGITS})\s*[万萬])?"
+    rf"|(?P<man_only>{_CJK_DIGITS})\s*[万萬])(?![\d{CJK_NUMERALS}])")
 # unit, scale and sign words of the languages answers are written in, as the readers know them
 _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?i)(?<=\d)\s*(?:个)?(?:基点|basispunkte?n?|points?\s+de\s+base|puntos?\s+b[aá]sicos?|"
@@ -199,8 +204,9 @@ _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], st
 
 
 def _written_out(text: str) -> str:
-    """Scientific notation as a plain decimal ('2.8785E-01' is 0.28785), 万 and 亿 applied ('98.27万' is
-    982700) and other languages' unit and scale words in English ('66 Basispunkte' is '66 bps')."""
+    """Scientific notation as a plain decimal ('2.8785E-01' is 0.28785), 万 and 億/亿 applied ('98.27万' is
+    982700, '1億6,990万' is 169900000) and other languages' unit and scale words in English ('66 Basispunkte' is
+    '66 bps')."""
 
     def plain(match: re.Match[str]) -> str:
         exponent = (match.group("e1") or match.group("e2") or match.group("e3")).translate(_SUPERSCRIPT)
@@ -208,10 +214,17 @@ def _written_out(text: str) -> str:
         return _plain(Decimal(mantissa).scaleb(int(exponent)))
 
     text = _SCIENTIFIC.sub(plain, text)
-    text = _CJK_SCALE.sub(lambda m: _plain(Decimal(m.group("m")) * (10_000 if m.group("s") == "万" else 10**8)), text)
+    text = _CJK_SCALE.sub(_cjk_value, text)
     for words, english in _WORDS_ELSEWHERE:
         text = words.sub(english, text)
     return text
+
+
+def _cjk_value(match: re.Match[str]) -> str:
+    def part(name: str) -> Decimal:
+        return Decimal((match.group(name) or "0").replace(",", ""))
+
+    return _plain(part("oku") * 10**8 + (part("man") + part("man_only")) * 10_000)
 
 
 def _plain(value: Decimal) -> str:

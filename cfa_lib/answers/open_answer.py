@@ -21,9 +21,9 @@ decides on"); anything outside it, or a second candidate it cannot rule out, goe
 * value: one number, in digits or number words; US digits (113,733.21), a decimal comma with dot or space
   thousands (28,79; 40.082,64; 16 215,64) in a text that writes no decimal point, an unambiguous decimal
   comma anywhere (28,79 %), dot thousands in a text that writes '1.000.000' and no decimal point, apostrophe
-  thousands (7'220.39), scientific notation (2.8785E-01, 1.2 × 10², 6.6 × 10^{-3}), 万 and 亿; '1,234' in a text
-  that writes decimal commas, and '900.000' in a text that writes no other decimal point, are ambiguous and
-  deferred;
+  thousands (7'220.39), scientific notation (2.8785E-01, 1.2 × 10², 6.6 × 10^{-3}), 万, 億/亿 and their sums
+  (1億6,990万); '1,234' in a text that writes decimal commas, '900.000' in a text that writes no other decimal
+  point, and a CJK numeral read only in part (1億6千万) are ambiguous and deferred;
 * sign: '-', U+2011/2012/2013/2212 minus signs, accounting parentheses, sign words (in English, French,
   German, Spanish, Portuguese, Chinese) before or after it;
 * unit and scale: %, bps (and their translations), a currency, a scale word or '(in $ millions)' right after
@@ -73,6 +73,7 @@ from cfa_lib.answers.key import NumericGrade, NumericKey, grade_number, numeric_
 from cfa_lib.answers.numbers import (
     AMBIGUOUS_GROUP,
     AMBIGUOUS_POINT,
+    CJK_NUMERALS,
     CURRENCY_UNITS,
     PERCENT,
     Number,
@@ -285,7 +286,7 @@ def _two_readings(value: Number, key: NumericKey, tolerance: float) -> str:
 def _ambiguous_format(reading: Reading, text: str) -> str:
     """Why the committed number can be read two ways, or '': '1,234' in a text that writes decimal commas
     (1.234 or 1234), '900.000' in a text that writes no other decimal point (900 or 900,000), a decimal comma
-    left unread ('1,5' next to '0.65')."""
+    left unread ('1,5' next to '0.65'), a number inside a CJK numeral not read in full ('1億6千万')."""
     if writes_decimal_comma(text) and AMBIGUOUS_GROUP.search(reading.token):
         return f"'{reading.token.strip()}' in a text written with decimal commas is a decimal or a thousands group"
     if not writes_decimal_point(text) and AMBIGUOUS_POINT.search(reading.token):
@@ -293,6 +294,9 @@ def _ambiguous_format(reading: Reading, text: str) -> str:
                "group"
     if re.match(r",\d", reading.region[reading.found.end :]):
         return "the committed number has a decimal comma in a text that also writes decimal points"
+    if re.match(rf"\s*[{CJK_NUMERALS}]", reading.region[reading.found.end :]) or \
+            re.search(rf"[{CJK_NUMERALS}]\s*$", reading.region[: reading.found.start]):
+        return "the committed number is part of a CJK numeral the reader does not read in full ('1億6千万')"
     return ""
 
 
