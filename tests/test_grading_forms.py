@@ -279,6 +279,15 @@ def test_apostrophe_thousands(questions):
     assert (grade.verdict, grade.value.value) == ("correct", 7220.39)
 
 
+@pytest.mark.parametrize("note", ["(in $ 000s)", "($000s)", "(€ 000s)", "in thousands"])
+def test_thousands_notes_scale_the_number(questions, note):
+    """'28,936 (in $ 000s)' is 28,936,000 as '169.9 (in $ millions)' is 169,900,000 (eopen-020)."""
+    response = ("**Amounts in $ 000s**\n\nCarrying amount, 31 Dec 2015 = 28,701 + 235 = 28,936\n\n"
+                f"**FINAL ANSWER: 28,936 {note}**")
+    grade = grade_open_answer(questions["easy_273"], response, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", 28936000)
+
+
 def test_cjk_compound_multipliers(questions):
     """'1億6,990万' is 10⁸ + 6,990 × 10⁴ = 169,900,000, not 6.99 (eopen-089); a form read only in part is deferred."""
     response = ("企業価値（EV）= 10.2 × 2,200万ドル = 2億2,440万ドル\n株主資本価値 = EV − 負債の時価 + 現金\n"

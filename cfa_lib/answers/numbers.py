@@ -171,6 +171,7 @@ _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+"
 _SCIENTIFIC = re.compile(
     r"(?<![\w.,])(?P<m>\d+(?:[.,]\d+)?)(?:\s*[×xX*·]\s*10\s*(?:\^\s*\{?\s*(?P<e1>[-+]?\d+)\s*\}?|(?P<e2>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))"
     r"|[eE](?P<e3>[-+]?\d{1,3}))(?![\w.])")
+_SCALE_NOTE = r"(?:[$€£¥]\s*|(?:USD|EUR|GBP|JPY)\s+)?(?:thousands|millions|billions|['’]?000['’]?s)\b"
 # '98.27万', '1.5亿', '1億6,990万' (10⁸ and 10⁴ summed), read only when nothing else of the form is CJK (千, 兆, 六)
 CJK_NUMERALS = "〇一二三四五六七八九十百千万萬億亿兆"
 _CJK_DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
@@ -184,10 +185,10 @@ _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], st
     (re.compile(r"(?i)(?<=\d)\s*(?:prozent|por\s+ciento|pour\s+cent|por\s+cento)\b"), " percent"),
     (re.compile(r"(?i)(?<=\d)\s*(?:millionen|millions|millones|milh[õo]es|mio\.)(?!\w)"), " million"),
     (re.compile(r"(?i)(?<=\d)\s*(?:milliarden|milliards|mrd\.)(?!\w)"), " billion"),
-    # the unit or scale right after the number: '169.9 (in $ millions)', '450 in thousands', '28.79 (in %)'
-    (re.compile(r"(?i)(?<=\d)\s*\(\s*in\s+(?:[$€£¥]\s*|(?:USD|EUR|GBP|JPY)\s+)?(thousand|million|billion)s\s*\)"
-                r"|(?<=\d)\s+in\s+(?:[$€£¥]\s*|(?:USD|EUR|GBP|JPY)\s+)?(thousand|million|billion)s\b"),
-     lambda m: " " + (m.group(1) or m.group(2))),
+    # the unit or scale right after the number: '169.9 (in $ millions)', '450 in thousands', '28,936 (in $ 000s)',
+    # '28,936 ($000s)', '28.79 (in %)'
+    (re.compile(rf"(?i)(?<=\d)\s*\(\s*(?:in\s+)?{_SCALE_NOTE}\s*\)|(?<=\d)\s+in\s+{_SCALE_NOTE}"),
+     lambda m: " " + next((w for w in ("million", "billion") if w in m.group().lower()), "thousand")),
     (re.compile(r"(?<=\d)\s*\(\s*in\s*%\s*\)"), "%"),
     # sign words before a number ('baisse de 0,66 %', 'sinkt um 0,66 %', '下降0.66%'): rule 4 in any language
     (re.compile(r"(?i)\b(?:baisse|diminution|recul|r[üu]ckgang|disminuci[óo]n|ca[íi]da|queda|redu[çc][ãa]o)\s+"
