@@ -297,3 +297,17 @@ def test_cjk_compound_multipliers(questions):
     assert grade_open_answer(questions["easy_513"], "答え：1.699亿ドル", "stop").verdict == "correct"
     for partial in ("答え：約1億6千万ドル", "答え：約一億6990万ドル"):
         assert grade_open_answer(questions["easy_513"], partial, "stop").verdict == "judge"
+
+
+@pytest.mark.parametrize("response", [
+    # eopen-092: Turkish prefix percent with a decimal comma, 'düşüş' (decline)
+    "Süre etkisi: −7,140 × 0,005 = −0,0357\nKonveksite etkisi: 0,5 × 66,200 × (0,005)² = +0,0008275\nToplam fiyat "
+    "değişimi = −0,0357 + 0,0008 = −0,0349\n\nCevap: fiyatta yaklaşık %3,49 düşüş beklenir.",
+    "Ответ: снижение на 3,49 %.",
+    "Risposta: un calo del 3,49 %.",
+    "답: 약 3.49% 하락합니다.",
+    "答え：約3.49%の下落",
+])
+def test_decline_words_of_more_languages_sign_the_value(questions, response):
+    grade = grade_open_answer(questions["easy_641"], response, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", -3.49)

@@ -47,7 +47,8 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         r"|\bI['’]d\s+(?:choose|select|pick|go\s+with)"
         r"|\bmy\s+(?:final\s+)?(?:answer|choice|pick|selection)\s*(?:is|would\s+be|[:=])"
         r"|答案\s*(?:是|为|[:：])|(?:答え|正解|정답|최종\s*답)\s*(?:は)?\s*[:：]"  # Chinese, Japanese, Korean
-        r"|\b(?:respuesta|r[ée]ponse|resposta|antwort)(?:\s+(?:final|finale|correcta|correcte|correta))?\s*[:：]"
+        r"|\b(?:respuesta|r[ée]ponse|resposta|antwort|risposta|cevap|ответ)"
+        r"(?:\s+(?:final|finale|correcta|correcte|correta))?\s*[:：]"
         r"|\\boxed\s*\{)"
     )
     verdict = (

@@ -190,17 +190,27 @@ _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], st
     (re.compile(rf"(?i)(?<=\d)\s*\(\s*(?:in\s+)?{_SCALE_NOTE}\s*\)|(?<=\d)\s+in\s+{_SCALE_NOTE}"),
      lambda m: " " + next((w for w in ("million", "billion") if w in m.group().lower()), "thousand")),
     (re.compile(r"(?<=\d)\s*\(\s*in\s*%\s*\)"), "%"),
+    # the percent sign before the number (Turkish '%3,49'), not one closing a number ('5% 3')
+    (re.compile(r"(?<![\d%])(?<!\d\s)%(?P<n>\d(?:[\d.,]*\d)?)"), lambda m: m.group("n") + "%"),
     # sign words before a number ('baisse de 0,66 %', 'sinkt um 0,66 %', '下降0.66%'): rule 4 in any language
-    (re.compile(r"(?i)\b(?:baisse|diminution|recul|r[üu]ckgang|disminuci[óo]n|ca[íi]da|queda|redu[çc][ãa]o)\s+"
-                r"(?:de|d['’]|von|um)\s*(?=[-+$€£¥]?\d)"), "decline of "),
+    (re.compile(r"(?i)\b(?:baisse|diminution|recul|r[üu]ckgang|disminuci[óo]n|ca[íi]da|queda|redu[çc][ãa]o|calo|"
+                r"diminuzione|снижение|падение)\s+(?:de|d['’]|von|um|del|dello|della|di|на)\s*(?=[-+$€£¥]?\d)"),
+     "decline of "),
     (re.compile(r"(?i)\b(?:sinkt|f[äa]llt|diminue|baisse|disminuye|cae|baja|cai|diminui)\s+(?:um|de|en|em)?\s*"
                 r"(?:environ\s+|rund\s+|etwa\s+|aproximadamente\s+|cerca\s+de\s+)?(?=[-+$€£¥]?\d)"), "falls by "),
-    (re.compile(r"(?:下降|减少|下跌|降低)(?:了)?(?:约|大约)?(?=[-+$€£¥]?\d)"), " declines by "),
+    (re.compile(r"(?:下降|减少|下跌|降低|下落|減少)(?:了)?(?:约|大约|約)?(?=[-+$€£¥]?\d)"), " declines by "),
+    # a decline after the number: '%3,49 düşüş', '3,49% снижение', '3.49% 하락', '3.49%の下落'
+    (re.compile(r"(?i)(?<=[\d%])[ \t]*(?:(?:d[üu][şs][üu][şs]|azalma|снижени[еяю]|падени[еяю])\b|の?(?:下落|減少)|"
+                r"(?:의\s*)?(?:하락|감소))"), " decline "),
     # a loss before or after the number: 'pérdida del 15,4 %', 'Verlust von 15,4 %', '亏损15.4%', '15,4 % de perte'
-    (re.compile(r"(?i)\b(?:perte|verlust|p[ée]rdida|perda)\s+(?:de\s+la|del|du|da|do|de|d['’]|von|um)?\s*"
-                r"(?:environ\s+|rund\s+|etwa\s+|aproximadamente\s+|cerca\s+de\s+)?(?=[-+$€£¥]?\d)"
-                r"|(?:亏损|损失)(?:了)?(?:约|大约)?(?=[-+$€£¥]?\d)"), " loss of "),
-    (re.compile(r"(?i)(?<=[\d%])[ \t]*(?:de\s+|d['’])?(?:perte|verlust|p[ée]rdida|perda)\b"), " loss"),
+    (re.compile(r"(?i)\b(?:perte|verlust|p[ée]rdida|perda|perdita|убыток)\s+"
+                r"(?:de\s+la|del|du|da|do|de|d['’]|von|um|di|в\s+размере)?\s*"
+                r"(?:environ\s+|rund\s+|etwa\s+|aproximadamente\s+|cerca\s+de\s+|circa\s+|около\s+)?"
+                r"(?=[-+$€£¥]?\d)"
+                r"|(?:亏损|损失|損失|손실)(?:了)?(?:约|大约|約)?\s*(?=[-+$€£¥]?\d)"), " loss of "),
+    (re.compile(r"(?i)(?<=[\d%])[ \t]*(?:(?:de\s+|d['’]|di\s+)?"
+                r"(?:perte|verlust|p[ée]rdida|perda|perdita|убыток|kay[ıi]p|zarar)\b|の?損失|(?:의\s*)?손실)"),
+     " loss "),
 ]
 
 

@@ -25,9 +25,9 @@ decides on"); anything outside it, or a second candidate it cannot rule out, goe
   (1億6,990万); '1,234' in a text that writes decimal commas, '900.000' in a text that writes no other decimal
   point, and a CJK numeral read only in part (1億6千万) are ambiguous and deferred;
 * sign: '-', U+2011/2012/2013/2212 minus signs, accounting parentheses, sign words (in English, French,
-  German, Spanish, Portuguese, Chinese) before or after it;
-* unit and scale: %, bps (and their translations), a currency, a scale word or '(in $ millions)', '(in $ 000s)',
-  '($000s)', 'in thousands' right after it, the unit the stem asks for;
+  German, Spanish, Portuguese, Italian, Russian, Turkish, Chinese, Japanese, Korean) before or after it;
+* unit and scale: %, also before the number (%3,49), bps (and their translations), a currency, a scale word or
+  '(in $ millions)', '(in $ 000s)', '($000s)', 'in thousands' right after it, the unit the stem asks for;
 * position: a JSON reply's answer field (or the field naming the asked quantity; a fenced YAML mapping is read
   alike, and prose around the block may hold no value but a year), the last `FINAL ANSWER:` line
   (its parts naming the asked quantity when it has several), or the concluding statement; a remark in
