@@ -311,3 +311,15 @@ def test_cjk_compound_multipliers(questions):
 def test_decline_words_of_more_languages_sign_the_value(questions, response):
     grade = grade_open_answer(questions["easy_641"], response, "stop")
     assert (grade.verdict, grade.value.value) == ("correct", -3.49)
+
+
+def test_lone_comma_group_that_is_the_key_with_a_decimal_comma_is_deferred(questions):
+    """'70,906' is the text's only comma group: as thousands it misses the key 70.906, with a decimal comma it is
+    the key; nothing settles it (eopen-012). Other comma groups settle it as thousands ('28,701 + 235 = 28,936')."""
+    response = ("Step 1 – Inputs: PV0 = 98.722, PV− = 98.782, PV+ = 98.669, ΔYield = 0.001.\nStep 3 – Numerator = "
+                "98.782 + 98.669 − 197.444 = 0.007\nStep 4 – Denominator = 0.000001 × 98.722\nStep 5 – Result\n\n"
+                "FINAL ANSWER: 70,906")
+    assert grade_open_answer(questions["easy_639"], response, "stop").verdict == "judge"
+    settled = "PV0 = 98.722; 1,144 is the wrong sum.\n\nFINAL ANSWER: 70,906"
+    assert grade_open_answer(questions["easy_639"], settled, "stop").verdict == "incorrect"
+    assert grade_open_answer(questions["easy_273"], "FINAL ANSWER: $28,936,215", "stop").verdict == "correct"
