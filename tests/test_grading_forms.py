@@ -323,3 +323,17 @@ def test_lone_comma_group_that_is_the_key_with_a_decimal_comma_is_deferred(quest
     settled = "PV0 = 98.722; 1,144 is the wrong sum.\n\nFINAL ANSWER: 70,906"
     assert grade_open_answer(questions["easy_639"], settled, "stop").verdict == "incorrect"
     assert grade_open_answer(questions["easy_273"], "FINAL ANSWER: $28,936,215", "stop").verdict == "correct"
+
+
+def test_negation_then_a_letter_commits_and_a_named_letter_is_never_no_answer(questions):
+    """'It's not C, since ... It is B.' commits to B (cmcq-023); a letter named in no form the reader decides on is
+    the judge's, not no_answer (that needs a refusal, open alternatives or no letter at all)."""
+    response = ("Pecking order theory (asymmetric information): managers prefer internal financing first, then debt, "
+                "and new equity last because issuing equity signals overvaluation. It's not C, since equity is the "
+                "least preferred source. It is B.")
+    assert (grade_choice(questions["easy_376"], response).verdict, extract_choice(response, "ABC")) == ("incorrect",
+                                                                                                          "B")
+    unread = "It's not C, since equity is the least preferred source. B seems fine to me."
+    assert grade_choice(questions["easy_376"], unread).verdict == "judge"
+    assert grade_choice(questions["easy_376"], "Either A or C could work.").verdict == "no_answer"
+    assert grade_choice(questions["easy_376"], "Cevap: B").letter == "B"
