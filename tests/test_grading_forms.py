@@ -268,3 +268,72 @@ def test_words_that_nearly_state_an_option_are_deferred(questions):
                 "the forward buyer does not get, which can push spot above forward.\n\nThe answer is convenience "
                 "yield.")
     assert grade_choice(questions["easy_744"], response).verdict == "judge"
+
+
+# --- tests/grading_corpus_kept_out_2 (in-sample after its first scoring) ----------------------------------
+def test_apostrophe_thousands(questions):
+    """Swiss grouping '¥7'220.39' is 7,220.39, not 7 (eopen-004)."""
+    response = ("PV of the expected price: 9'000/1.12⁴ = 9'000/1.573519 = 5'719.66\n\nIntrinsic value = 1'500.73 + "
+                "5'719.66 = ¥7'220.39\n\nFINAL ANSWER: ¥7'220.39")
+    grade = grade_open_answer(questions["easy_503"], response, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", 7220.39)
+
+
+@pytest.mark.parametrize("note", ["(in $ 000s)", "($000s)", "(€ 000s)", "in thousands"])
+def test_thousands_notes_scale_the_number(questions, note):
+    """'28,936 (in $ 000s)' is 28,936,000 as '169.9 (in $ millions)' is 169,900,000 (eopen-020)."""
+    response = ("**Amounts in $ 000s**\n\nCarrying amount, 31 Dec 2015 = 28,701 + 235 = 28,936\n\n"
+                f"**FINAL ANSWER: 28,936 {note}**")
+    grade = grade_open_answer(questions["easy_273"], response, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", 28936000)
+
+
+def test_cjk_compound_multipliers(questions):
+    """'1億6,990万' is 10⁸ + 6,990 × 10⁴ = 169,900,000, not 6.99 (eopen-089); a form read only in part is deferred."""
+    response = ("企業価値（EV）= 10.2 × 2,200万ドル = 2億2,440万ドル\n株主資本価値 = EV − 負債の時価 + 現金\n"
+                "= 2億2,440万 − 5,600万 + 150万\n= 1億6,990万ドル\n\n答え：約1億6,990万ドル")
+    grade = grade_open_answer(questions["easy_513"], response, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", 169900000)
+    assert grade_open_answer(questions["easy_513"], "答え：1.699亿ドル", "stop").verdict == "correct"
+    for partial in ("答え：約1億6千万ドル", "答え：約一億6990万ドル"):
+        assert grade_open_answer(questions["easy_513"], partial, "stop").verdict == "judge"
+
+
+@pytest.mark.parametrize("response", [
+    # eopen-092: Turkish prefix percent with a decimal comma, 'düşüş' (decline)
+    "Süre etkisi: −7,140 × 0,005 = −0,0357\nKonveksite etkisi: 0,5 × 66,200 × (0,005)² = +0,0008275\nToplam fiyat "
+    "değişimi = −0,0357 + 0,0008 = −0,0349\n\nCevap: fiyatta yaklaşık %3,49 düşüş beklenir.",
+    "Ответ: снижение на 3,49 %.",
+    "Risposta: un calo del 3,49 %.",
+    "답: 약 3.49% 하락합니다.",
+    "答え：約3.49%の下落",
+])
+def test_decline_words_of_more_languages_sign_the_value(questions, response):
+    grade = grade_open_answer(questions["easy_641"], response, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", -3.49)
+
+
+def test_lone_comma_group_that_is_the_key_with_a_decimal_comma_is_deferred(questions):
+    """'70,906' is the text's only comma group: as thousands it misses the key 70.906, with a decimal comma it is
+    the key; nothing settles it (eopen-012). Other comma groups settle it as thousands ('28,701 + 235 = 28,936')."""
+    response = ("Step 1 – Inputs: PV0 = 98.722, PV− = 98.782, PV+ = 98.669, ΔYield = 0.001.\nStep 3 – Numerator = "
+                "98.782 + 98.669 − 197.444 = 0.007\nStep 4 – Denominator = 0.000001 × 98.722\nStep 5 – Result\n\n"
+                "FINAL ANSWER: 70,906")
+    assert grade_open_answer(questions["easy_639"], response, "stop").verdict == "judge"
+    settled = "PV0 = 98.722; 1,144 is the wrong sum.\n\nFINAL ANSWER: 70,906"
+    assert grade_open_answer(questions["easy_639"], settled, "stop").verdict == "incorrect"
+    assert grade_open_answer(questions["easy_273"], "FINAL ANSWER: $28,936,215", "stop").verdict == "correct"
+
+
+def test_negation_then_a_letter_commits_and_a_named_letter_is_never_no_answer(questions):
+    """'It's not C, since ... It is B.' commits to B (cmcq-023); a letter named in no form the reader decides on is
+    the judge's, not no_answer (that needs a refusal, open alternatives or no letter at all)."""
+    response = ("Pecking order theory (asymmetric information): managers prefer internal financing first, then debt, "
+                "and new equity last because issuing equity signals overvaluation. It's not C, since equity is the "
+                "least preferred source. It is B.")
+    assert (grade_choice(questions["easy_376"], response).verdict, extract_choice(response, "ABC")) == ("incorrect",
+                                                                                                          "B")
+    unread = "It's not C, since equity is the least preferred source. B seems fine to me."
+    assert grade_choice(questions["easy_376"], unread).verdict == "judge"
+    assert grade_choice(questions["easy_376"], "Either A or C could work.").verdict == "no_answer"
+    assert grade_choice(questions["easy_376"], "Cevap: B").letter == "B"

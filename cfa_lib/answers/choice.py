@@ -47,7 +47,8 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         r"|\bI['’]d\s+(?:choose|select|pick|go\s+with)"
         r"|\bmy\s+(?:final\s+)?(?:answer|choice|pick|selection)\s*(?:is|would\s+be|[:=])"
         r"|答案\s*(?:是|为|[:：])|(?:答え|正解|정답|최종\s*답)\s*(?:は)?\s*[:：]"  # Chinese, Japanese, Korean
-        r"|\b(?:respuesta|r[ée]ponse|resposta|antwort)(?:\s+(?:final|finale|correcta|correcte|correta))?\s*[:：]"
+        r"|\b(?:respuesta|r[ée]ponse|resposta|antwort|risposta|cevap|ответ)"
+        r"(?:\s+(?:final|finale|correcta|correcte|correta))?\s*[:：]"
         r"|\\boxed\s*\{)"
     )
     verdict = (
@@ -58,8 +59,9 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
     named_verdict = rf"(?i:\b(?:option|choice|answer))\s*[(\[]?(?P<letter>(?i:[{letters}])){verdict}"  # "option (b) is"
     verdict_verb = rf"(?i:\b(?:choose|select|pick|go\s+with))\s+{filler}[(\[]?{letter}"
     # "... credit quality is high. So A.": a closing sentence that is only a connective and a letter
-    # "..., which leaves C.", "Neither A nor B is a contra asset, so C: the allowance ..."
-    closing = rf"(?m)(?:^|(?<=[.!?,;])\s+)(?i:so|thus|therefore|hence|which\s+leaves|that\s+leaves|leaving)[,:]?\s+" \
+    # "..., which leaves C.", "Neither A nor B is a contra asset, so C: the allowance ...", "... It is B."
+    closing = rf"(?m)(?:^|(?<=[.!?,;])\s+)(?i:so|thus|therefore|hence|which\s+leaves|that\s+leaves|leaving|" \
+              rf"it\s+is|it['’]s)[,:]?\s+" \
               rf"(?:(?i:option|choice)\s+)?[(\[]?(?P<letter>[{letters}])[)\]]?(?:\s*[.!]?[ \t]*$|:\s)"
     # "$120 (option C).", "i.e. option B.", "Option A (standardized) — ...", "Option (C): ...", "... → B",
     # "... it will generate (B).": a letter named at the end of a statement
@@ -227,7 +229,20 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     if label is not None or weak:
         named = weak | ({label} if label else set())
         return ChoiceReading(named.pop()) if len(named) == 1 else ChoiceReading(None, "two letters are named")
-    return _by_option(body, letters, options) if options else ChoiceReading(None)
+    reading = _by_option(body, letters, options) if options else ChoiceReading(None)
+    if reading.letter is None and not reading.doubt and (named := _letters_named_alone(body, letters)):
+        return ChoiceReading(None, f"option {named} is named, but in no form the reader decides on")
+    return reading
+
+
+def _letters_named_alone(body: str, letters: str) -> str:
+    """The letters a response names when it names no alternatives ('It's not C, since ... Then B'): no_answer
+    needs positive evidence (no letter at all, a refusal, alternatives left open: 'A or B depending on ...')."""
+    named = [m for m in re.finditer(rf"(?<![\w'’])[{letters}](?![\w'’])", body)
+             if not _is_article(m.group(), body, m.end())]
+    if any(_names_two_letters(body, *m.span(), letters) for m in named):
+        return ""
+    return ", ".join(sorted({m.group() for m in named}))
 
 
 WEAK_TIER = 3  # a letter named in passing ("(option C)", "→ B"): counted only when no other letter is

@@ -20,13 +20,15 @@ decides on"); anything outside it, or a second candidate it cannot rule out, goe
 
 * value: one number, in digits or number words; US digits (113,733.21), a decimal comma with dot or space
   thousands (28,79; 40.082,64; 16 215,64) in a text that writes no decimal point, an unambiguous decimal
-  comma anywhere (28,79 %), dot thousands in a text that writes '1.000.000' and no decimal point, scientific
-  notation (2.8785E-01, 1.2 × 10², 6.6 × 10^{-3}), 万 and 亿; '1,234' in a text that writes decimal commas, and
-  '900.000' in a text that writes no other decimal point, are ambiguous and deferred;
+  comma anywhere (28,79 %), dot thousands in a text that writes '1.000.000' and no decimal point, apostrophe
+  thousands (7'220.39), scientific notation (2.8785E-01, 1.2 × 10², 6.6 × 10^{-3}), 万, 億/亿 and their sums
+  (1億6,990万); '1,234' in a text that writes decimal commas, '900.000' in a text that writes no other decimal
+  point, a CJK numeral read only in part (1億6千万) and the text's only comma group when it is the key only with a
+  decimal comma ('70,906' against 70.906) are ambiguous and deferred;
 * sign: '-', U+2011/2012/2013/2212 minus signs, accounting parentheses, sign words (in English, French,
-  German, Spanish, Portuguese, Chinese) before or after it;
-* unit and scale: %, bps (and their translations), a currency, a scale word or '(in $ millions)' right after
-  it, the unit the stem asks for;
+  German, Spanish, Portuguese, Italian, Russian, Turkish, Chinese, Japanese, Korean) before or after it;
+* unit and scale: %, also before the number (%3,49), bps (and their translations), a currency, a scale word or
+  '(in $ millions)', '(in $ 000s)', '($000s)', 'in thousands' right after it, the unit the stem asks for;
 * position: a JSON reply's answer field (or the field naming the asked quantity; a fenced YAML mapping is read
   alike, and prose around the block may hold no value but a year), the last `FINAL ANSWER:` line
   (its parts naming the asked quantity when it has several), or the concluding statement; a remark in
@@ -72,6 +74,7 @@ from cfa_lib.answers.key import NumericGrade, NumericKey, grade_number, numeric_
 from cfa_lib.answers.numbers import (
     AMBIGUOUS_GROUP,
     AMBIGUOUS_POINT,
+    CJK_NUMERALS,
     CURRENCY_UNITS,
     PERCENT,
     Number,
@@ -197,7 +200,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     settled = settle(text, question.stem, reading, key.gold.unit, match, lambda r: str(_in_stem_unit(r, question)))
     if isinstance(settled, str):
         return OpenGrade("judge", None, settled, source)
-    if settled is not None and (ambiguous := _ambiguous_format(settled, clean(response))):
+    if settled is not None and (ambiguous := _ambiguous_format(settled, clean(response))
+                                or _lone_comma_on_key(settled, clean(response), question, key, tolerance)):
         return OpenGrade("judge", None, ambiguous, source)
     if settled is None:
         if has_refusal(body):
@@ -284,7 +288,7 @@ def _two_readings(value: Number, key: NumericKey, tolerance: float) -> str:
 def _ambiguous_format(reading: Reading, text: str) -> str:
     """Why the committed number can be read two ways, or '': '1,234' in a text that writes decimal commas
     (1.234 or 1234), '900.000' in a text that writes no other decimal point (900 or 900,000), a decimal comma
-    left unread ('1,5' next to '0.65')."""
+    left unread ('1,5' next to '0.65'), a number inside a CJK numeral not read in full ('1億6千万')."""
     if writes_decimal_comma(text) and AMBIGUOUS_GROUP.search(reading.token):
         return f"'{reading.token.strip()}' in a text written with decimal commas is a decimal or a thousands group"
     if not writes_decimal_point(text) and AMBIGUOUS_POINT.search(reading.token):
@@ -292,7 +296,23 @@ def _ambiguous_format(reading: Reading, text: str) -> str:
                "group"
     if re.match(r",\d", reading.region[reading.found.end :]):
         return "the committed number has a decimal comma in a text that also writes decimal points"
+    if re.match(rf"\s*[{CJK_NUMERALS}]", reading.region[reading.found.end :]) or \
+            re.search(rf"[{CJK_NUMERALS}]\s*$", reading.region[: reading.found.start]):
+        return "the committed number is part of a CJK numeral the reader does not read in full ('1億6千万')"
     return ""
+
+
+def _lone_comma_on_key(reading: Reading, text: str, question: Question, key: NumericKey, tolerance: float) -> str:
+    """Why '70,906' is not read as 70906, or '': the text's only comma group, read as thousands it misses the key
+    and read with a decimal comma (70.906) it falls on it; the US reading would call wrong what the text allows
+    to be right. Another comma group in the text ('28,701 + 235 = 28,936') settles the comma as thousands."""
+    if not AMBIGUOUS_GROUP.search(reading.token) or len(re.findall(r"\d,\d{3}(?!\d)", text)) > 1:
+        return ""
+    value = _in_stem_unit(reading, question)
+    as_decimal = Number(value.value / 1000, value.unit)
+    if _window(value, key, tolerance).match or not _window(as_decimal, key, tolerance).match:
+        return ""
+    return f"'{reading.token.strip()}' is the text's only comma group: read with a decimal comma it is the key"
 
 
 def _window(value: Number, key: NumericKey, tolerance: float) -> NumericGrade:
