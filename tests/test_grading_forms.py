@@ -337,3 +337,27 @@ def test_negation_then_a_letter_commits_and_a_named_letter_is_never_no_answer(qu
     assert grade_choice(questions["easy_376"], unread).verdict == "judge"
     assert grade_choice(questions["easy_376"], "Either A or C could work.").verdict == "no_answer"
     assert grade_choice(questions["easy_376"], "Cevap: B").letter == "B"
+
+
+@pytest.mark.parametrize(("qid", "response", "word"), [
+    ("easy_478", "Stopa zwrotu = (42 − 50 + 2) / 50 = −6 / 50\n\nOdpowiedź: strata 12,0%.", "strata"),
+    ("easy_570", "Kurs = 31,358454 + 81,184928 = 112,543382\n\n"
+                 "Antwort: Der Preis der Anleihe beträgt ca. 112,54 je 100 Nennwert.", "je"),
+])
+def test_an_unknown_word_next_to_the_value_defers(questions, qid, response, word):
+    """fopen2-083, fopen2-077: a word the reader does not know next to the committed value may change it (a loss, a
+    price per 100 of face); English prose around a value is read by the English grammar and is not deferred."""
+    grade = grade_open_answer(questions[qid], response, "stop")
+    assert (grade.verdict, grade.reason) == ("judge", f"an unknown word next to the value: {word}")
+    assert grade_open_answer(questions["easy_478"], "Odpowiedź: około −12,0%.", "stop").verdict == "correct"
+    assert grade_open_answer(questions["easy_478"], "The holding period return is a loss of 12.0% on the "
+                             "shares.", "stop").verdict == "correct"
+
+
+def test_scale_words_of_italian_and_turkish(questions):
+    """fopen2-088: 'milyon' is million ('22 milyon $' is $22 million, not 22)."""
+    response = ("Ödenen maaş = maaş gideri + maaş borçlarındaki azalış = 20 + (3 − 1) = 22\n\n"
+                "Cevap: yaklaşık 22 milyon $.")
+    grade = grade_open_answer(questions["easy_192"], response, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", 22_000_000)
+

@@ -183,8 +183,8 @@ _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], st
     (re.compile(r"(?i)(?<=\d)\s*(?:个)?(?:基点|basispunkte?n?|points?\s+de\s+base|puntos?\s+b[aá]sicos?|"
                 r"pontos?[\s-]+base|pb\b)"), " bps"),
     (re.compile(r"(?i)(?<=\d)\s*(?:prozent|por\s+ciento|pour\s+cent|por\s+cento)\b"), " percent"),
-    (re.compile(r"(?i)(?<=\d)\s*(?:millionen|millions|millones|milh[õo]es|mio\.)(?!\w)"), " million"),
-    (re.compile(r"(?i)(?<=\d)\s*(?:milliarden|milliards|mrd\.)(?!\w)"), " billion"),
+    (re.compile(r"(?i)(?<=\d)\s*(?:millionen|millions|millones|milh[õo]es|milioni|milyon|mio\.)(?!\w)"), " million"),
+    (re.compile(r"(?i)(?<=\d)\s*(?:milliarden|milliards|miliardi|milyar|mrd\.)(?!\w)"), " billion"),
     # the unit or scale right after the number: '169.9 (in $ millions)', '450 in thousands', '28,936 (in $ 000s)',
     # '28,936 ($000s)', '28.79 (in %)'
     (re.compile(rf"(?i)(?<=\d)\s*\(\s*(?:in\s+)?{_SCALE_NOTE}\s*\)|(?<=\d)\s+in\s+{_SCALE_NOTE}"),

@@ -29,6 +29,8 @@ decides on"); anything outside it, or a second candidate it cannot rule out, goe
   German, Spanish, Portuguese, Italian, Russian, Turkish, Chinese, Japanese, Korean) before or after it;
 * unit and scale: %, also before the number (%3,49), bps (and their translations), a currency, a scale word or
   '(in $ millions)', '(in $ 000s)', '($000s)', 'in thousands' right after it, the unit the stem asks for;
+* words next to it: each word within two words of the value, in its sentence, is known (`neighbourhood`: English
+  prose, the reader's lexicon in the languages above, the question's words, symbols), else deferred ('strata 12,0%');
 * position: a JSON reply's answer field (or the field naming the asked quantity; a fenced YAML mapping is read
   alike, and prose around the block may hold no value but a year), the last `FINAL ANSWER:` line
   (its parts naming the asked quantity when it has several), or the concluding statement; a remark in
@@ -71,6 +73,7 @@ from cfa_lib.answers.commitment import (
 )
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
 from cfa_lib.answers.key import NumericGrade, NumericKey, grade_number, numeric_key, option_value, rounding_step
+from cfa_lib.answers.neighbourhood import unknown_word
 from cfa_lib.answers.numbers import (
     AMBIGUOUS_GROUP,
     AMBIGUOUS_POINT,
@@ -207,6 +210,9 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         if has_refusal(body):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
         return OpenGrade("judge", None, "the response commits to words, not a number", source)
+    question_words = " ".join([question.stem, *question.choices.values()])
+    if word := unknown_word(settled.region, settled.found.start, settled.found.end, question_words):
+        return OpenGrade("judge", None, f"an unknown word next to the value: {word}", source)
     return _graded(question, settled, value_clause(settled), key, tolerance, source)
 
 
