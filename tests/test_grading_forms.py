@@ -361,3 +361,38 @@ def test_scale_words_of_italian_and_turkish(questions):
     grade = grade_open_answer(questions["easy_192"], response, "stop")
     assert (grade.verdict, grade.value.value) == ("correct", 22_000_000)
 
+
+def test_or_inside_an_expression_is_no_hedge(questions):
+    """fopen2-023: 'P(X = 3, 4 or 5) = ...' counts outcomes inside an argument; it offers no alternatives."""
+    grade = grade_open_answer(questions["easy_58"], "P(3 ≤ X < 6) = P(X = 3, 4 or 5) = 3 × (1/20) = 15%", "stop")
+    assert grade.verdict == "correct"
+
+
+def test_a_table_or_footnote_after_the_stated_value_does_not_replace_it(questions):
+    """fopen2-041: '= **13.89%**' then a table whose last cell is 5.45% (an option): deferred. fopen2-056: a
+    footnote (¹ ...) after '**7.21%**¹' is a note, not the conclusion."""
+    table = ("R_USD = (1 + R_EUR)(1 + R_FX) − 1 = (1.08)(1.054545) − 1 = **13.89%**\n\n| Component | Value |\n"
+             "|---|---|\n| Local-currency return | 8.00% |\n| USD/EUR return (1.10 → 1.16) | 5.45% |")
+    assert grade_open_answer(questions["challenge_39"], table, "stop").verdict == "judge"
+    footnote = ("75 = 100 / (1 + r)^48 → (1 + r) = (100/75)^(1/48) = 1.006011\n\n"
+                "Annual YTM (periodicity 12) = 12 × 0.6011% = **7.21%**¹\n\n"
+                "¹ The monthly periodic yield is 0.601%; on an annual-compounding basis the same bond yields 7.46%.")
+    grade = grade_open_answer(questions["easy_577"], footnote, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", 7.21)
+
+
+@pytest.mark.parametrize(("qid", "response"), [
+    ("easy_501", "It depends on how the $2.00 dividend is interpreted:\n\n- If $2.00 is the dividend just paid (D0), "
+                 "then V = 2.08 / (0.07 − 0.04) = $69.33.\n- If $2.00 is next year's dividend (D1), then V = 2.00 / "
+                 "0.03 = $66.67.\n\nSo the intrinsic value is $69.33 under the first reading or $66.67 under the "
+                 "second."),
+    ("easy_409", "Sale = 500 × 28 = 14,000; less commission 10\n\nI'll say the return is −12.5%, since the price fell "
+                 "from $32 to $28.\nActually, including the interest, dividends and commissions: (14,000 − 10 − "
+                 "4,000 − 80 + 250 − 12,010)/12,010 = −15.4%.\nBut if the question only wants the price effect, it is "
+                 "−12.5%."),
+])
+def test_alternatives_left_open_at_the_end_are_no_answer(questions, qid, response):
+    """fopen2-057: 'X under the first reading or Y under the second'; fopen2-067: a closing 'if ..., it is X' after
+    a different stated value: the response never settles."""
+    assert grade_open_answer(questions[qid], response, "stop").verdict == "no_answer"
+

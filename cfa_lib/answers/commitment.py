@@ -86,6 +86,8 @@ _HEDGE = re.compile(
     r"|\bmay\s+be\s+what['’]?s\s+intended\b|\bsomewhere\s+between\b|\b(?:hard|impossible)\s+to\s+say\b"
     r"|\b(?:not\s+sure|unsure)\s+(?:which|whether)\b|\b(?:could|might)\s+also\s+be\b"
     rf"|{_NUM}{_UNIT}\s+if\b[^.;]*[,;]\s*(?:and\s+|or\s+)?{_NUM}{_UNIT}\s+if\b"  # "$70 if regulated, $120 if not"
+    # "$69.33 under the first reading or $66.67 under the second"
+    rf"|{_NUM}{_UNIT}\s+(?:under|with|on|using|in)\s+(?:the\s+)?(?:first|one|former)\b[^.;]{{0,60}}?\bor\s+{_NUM}"
     # "it depends" in the other languages answers come in: cela dépend, depende de, hängt davon ab, 取决于, 次第,
     # によって異なる, 에 따라 달라집니다
     r"|\b(?:cela|ça|tout)\s+d[ée]pend\b|\bdepende\s+d[eo]\b|\bh[äa]ngt\b[^.]{0,40}\bab\b|取决于|视[^。]{0,12}而定|次第|によって(?:異な|変わ|違)"
@@ -124,6 +126,21 @@ def is_hedge(text: str, stem: str = "") -> bool:
         _two_values(s, stem) for s in parts) or bool(UNDECIDED.search(text))
 
 
+_CONDITION_START = re.compile(r"(?i)^[\s>*_\-•]*(?:(?:but|and|or|though|however),?\s+)?if\b")
+
+
+def ends_on_condition(body: str, position: int) -> bool:
+    """The committed value closes the response in a condition ('But if the question only wants the price effect,
+    it is −12.5%.') and the statement before it states a different value (−15.4 %): the response never settles."""
+    spans = [(at, s) for at, s in sentence_spans(body) if scan_values(s)]
+    mine = [i for i, (at, s) in enumerate(spans) if at <= position < at + len(s)]
+    if not mine or mine[0] == 0 or not _CONDITION_START.match(spans[mine[0]][1]):
+        return False
+    here = [f.number for f in scan_values(spans[mine[0]][1]) if spans[mine[0]][0] + f.start <= position]
+    before = scan_values(spans[mine[0] - 1][1])
+    return bool(here and before) and relative_error(before[-1].number, here[-1]) > 0.01
+
+
 # "both 1 to 5 and 5 to 1 describe ...", "both 8.0% and 8.16% are ...": two values kept side by side
 _VALUE = rf"{_NUM}(?:/\d+(?:\.\d+)?)?{_UNIT}"
 _BOTH_PAIR = re.compile(rf"(?i)\bboth\s+(?P<a>{_VALUE})\s+and\s+(?P<b>{_VALUE})")
@@ -141,6 +158,8 @@ def _two_values(sentence: str, stem: str) -> bool:
         units = {a[0].number.unit, b[0].number.unit} if a and b else set()
         if PERCENT in units and units & set(CURRENCY_UNITS):
             continue  # "$28.67, or about 115% of the $25 issue price": one value restated as a ratio, no alternative
+        if re.match(r"\s*\)\s*[=≈]", sentence[pair.end() :]):
+            continue  # "P(X = 3, 4 or 5) = 3 × (1/20)": the outcomes an expression's argument counts
         if a and b and relative_error(a[0].number, b[0].number) > 1e-9 and not both_ways and not from_stem(
                 sentence, pair.start(), pair.end(), stem):
             return True

@@ -193,7 +193,7 @@ _ANSWER_MARKER = re.compile(
     r"|^[ \t#>*_]*(?:answer|result|conclusion)[ \t*_]*:?[ \t*_]*$)"  # a heading: "### Result", "**Answer**"
 )
 _NOTE_SENTENCE = re.compile(
-    r"(?i)^[\s>*#\-•]*(?:\(|note\b|nb\b|check\b|checking\b|verification\b|verify\b|sanity\b|assum|if\b|"
+    r"(?i)^[\s>*#\-•]*(?:\(|[¹²³⁴⁵⁶⁷⁸⁹†‡]|\[\d+\]|note\b|nb\b|check\b|checking\b|verification\b|verify\b|sanity\b|assum|if\b|"
     r"where\b|here\b|let\s+me\s+know|i\s+can\b|would\s+you\b|feel\s+free|rounded\b|this\s+assumes|"
     r"caveat|disclaimer|alternatively\b|for\s+example\b|e\.g\.)"
 )

@@ -6,8 +6,9 @@ judge (a deferral costs a judge call, a wrong verdict costs the study). The orde
 
 1. truncated: `finish_reason == "length"` and no `FINAL ANSWER:` (MCQ: `ANSWER: X`) line was reached;
 2. no_answer: nothing visible after a reasoning block, a refusal or a request for the options, a hedge
-   from the committed value on ("either X or Y", "between X and Y", "X or Y depending on ..."; outcomes
-   listed before the value, "X can be 1, 2 or 3, so ...", are not one);
+   from the committed value on ("either X or Y", "between X and Y", "X or Y depending on ...", "X under the first
+   reading or Y under the second"; outcomes listed before the value, "X can be 1, 2 or 3, so ...", or inside an
+   argument, "P(X = 3, 4 or 5) = ...", are not one), a closing "if ..., it is X" after a different stated value;
 3. judge: the question has no numeric key (words, comparisons, label numbers, a number shared with a
    distractor), the response commits to words only, or `settle` cannot point at one committed value
    (two values stated for the asked quantity, a last value that comments on a different earlier one);
@@ -35,7 +36,7 @@ decides on"); anything outside it, or a second candidate it cannot rule out, goe
   alike, and prose around the block may hold no value but a year), the last `FINAL ANSWER:` line
   (its parts naming the asked quantity when it has several), or the concluding statement; a remark in
   parentheses after the value, a level after a change ('by 66 bps, from 3.15% to 3.81%'), a comparison or a
-  supposition are not the answer;
+  supposition are not the answer; nor is a footnote ('¹ ...'); a table cell after a stated value is deferred;
 * the key: its number, matched within min(2 %, half the gap to the nearest option), or within its own
   rounding when written coarser than that ('€6', '0.0') and nearer to it than to any other option; a bare number
   that falls on two options as a fraction and as percentage points ('0.30' against 0 %, 30 %, 70 %) is deferred.
@@ -61,6 +62,7 @@ from cfa_lib.answers.commitment import (
     conclusion,
     direction_agreement,
     directions,
+    ends_on_condition,
     final_answer_line,
     has_refusal,
     in_stem_unit,
@@ -210,10 +212,31 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         if has_refusal(body):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
         return OpenGrade("judge", None, "the response commits to words, not a number", source)
+    if source == "heuristic" and ends_on_condition(body, settled.position):
+        return OpenGrade("no_answer", None, "the response ends on a condition after stating a different value",
+                         source)
+    if source == "heuristic" and (table := _table_after_statement(body, settled.position, question.stem)):
+        return OpenGrade("judge", None, table, source)
     question_words = " ".join([question.stem, *question.choices.values()])
     if word := unknown_word(settled.region, settled.found.start, settled.found.end, question_words):
         return OpenGrade("judge", None, f"an unknown word next to the value: {word}", source)
     return _graded(question, settled, value_clause(settled), key, tolerance, source)
+
+
+def _table_after_statement(body: str, position: int, stem: str) -> str:
+    """Why the value read is not the committed one, or '': it stands in a table after the text states another value
+    ('= **13.89%**' then a table of the inputs whose last cell is 5.45%); which is the answer the reader cannot tell."""
+    line_start = body.rfind("\n", 0, position) + 1
+    if not body[line_start:].lstrip().startswith("|"):
+        return ""
+    table_start = line_start
+    while table_start > 0 and body[body.rfind("\n", 0, table_start - 1) + 1 :].lstrip().startswith("|"):
+        table_start = body.rfind("\n", 0, table_start - 1) + 1
+    before = read_body(body[:table_start].rstrip(), stem)
+    cell = read_body(body[line_start:], stem)
+    if before is None or cell is None or before.number == cell.number:
+        return ""
+    return f"the value read stands in a table after the text states {before.number}"
 
 
 def _candidates(line: str, stem: str) -> list[str]:
