@@ -396,3 +396,10 @@ def test_alternatives_left_open_at_the_end_are_no_answer(questions, qid, respons
     a different stated value: the response never settles."""
     assert grade_open_answer(questions[qid], response, "stop").verdict == "no_answer"
 
+
+def test_a_value_that_rounds_to_two_options_names_none(questions):
+    """fmcq2-016: 'about $77.8 thousand' is $77,780 (B) and $77,807 (C) at its precision: no single option."""
+    response = ("Carrying value at 1 Jan 2017 ≈ 1,944,499; × 4% ≈ 77,780. Rounding to the nearest hundred, the "
+                "interest expense in 2017 is about $77.8 thousand.")
+    assert grade_choice(questions["easy_274"], response).verdict == "no_answer"
+    assert grade_choice(questions["easy_274"], "The interest expense in 2017 is about $77,780.").letter == "B"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from cfa_lib.answers.commitment import sentences
 from cfa_lib.answers.final_number import read_number
-from cfa_lib.answers.key import grade_number, numeric_key
+from cfa_lib.answers.key import grade_number, numeric_key, rounding_step
 from cfa_lib.answers.structured import answer_fields, data_block
 from cfa_lib.answers.text import clean
 
@@ -256,6 +256,8 @@ def _by_option(body: str, letters: str, options: Mapping[str, str]) -> ChoiceRea
     if reading is not None:
         keys = {letter: numeric_key(choices, letter) for letter in choices}
         if any(keys.values()):
+            if len(_at_precision(reading.token, reading.number, keys)) > 1:
+                return ChoiceReading(None)  # '$77.8 thousand' against $77,780 and $77,807: names no single option
             hits = [letter for letter, key in keys.items() if key is not None and grade_number(
                 reading.number, key.gold, list(key.distractors.values())).match]
             if len(hits) == 1:
@@ -277,6 +279,14 @@ def _by_option(body: str, letters: str, options: Mapping[str, str]) -> ChoiceRea
         return ChoiceReading(hits[0].upper())
     near = _stated(last, choices, inside=True)
     return ChoiceReading(None, f"the concluding sentence nearly states option {near[0]}'s words" if near else "")
+
+
+def _at_precision(token: str, value, keys: Mapping) -> list[str]:
+    """The options that round to the value as written ('$77.8 thousand' is $77,750 to $77,850: $77,780 and
+    $77,807 both), in the value's own unit."""
+    step = rounding_step(token, lambda text: (r := read_number(text)) and r.number)
+    return [letter for letter, key in keys.items() if step and key is not None and key.gold.unit == value.unit
+            and abs(key.gold.value - value.value) <= step / 2 * (1 + 1e-9)]
 
 
 def _opens_with(body: str, option: str) -> bool:
