@@ -2,8 +2,7 @@
 
 Each rule is a short list of phrases, tested on the hand-labelled corpus (tests/grading_corpus/):
 
-* `final_answer_line`: the `FINAL ANSWER: <value>` line the prompts ask for (the last one outside
-  reasoning blocks);
+* `final_answer_line`: the `FINAL ANSWER: <value>` line the prompts ask for (the last outside reasoning);
 * `is_refusal`: "please provide the options", "I can't compute ... without the exhibit";
 * `is_hedge`: "either X or Y", "between X and Y", "X–Y", "X or Y depending on ...", "both are defensible";
 * `is_aside` / `main_clause`: sentences and clauses that comment on the answer rather than state it

@@ -26,7 +26,8 @@ from cfa_lib.answers.commitment import (
     sentence_spans,
     without_remarks,
 )
-from cfa_lib.answers.numbers import Found, Number, normalise_signs, scan_numbers, scan_values
+from cfa_lib.answers.locales import normalise_signs
+from cfa_lib.answers.numbers import Found, Number, scan_numbers, scan_values
 from cfa_lib.answers.text import clean
 
 _CUE_BEFORE = re.compile(

@@ -75,21 +75,23 @@ from cfa_lib.answers.commitment import (
 )
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
 from cfa_lib.answers.key import NumericGrade, NumericKey, grade_number, numeric_key, option_value, rounding_step
-from cfa_lib.answers.neighbourhood import unknown_word
-from cfa_lib.answers.numbers import (
+from cfa_lib.answers.locales import (
     AMBIGUOUS_GROUP,
     AMBIGUOUS_POINT,
     CJK_NUMERALS,
+    normalise_signs,
+    writes_decimal_comma,
+    writes_decimal_point,
+)
+from cfa_lib.answers.neighbourhood import unknown_word
+from cfa_lib.answers.numbers import (
     CURRENCY_UNITS,
     PERCENT,
     Number,
     aligned_values,
-    normalise_signs,
     ratios_as_fractions,
     spell_numbers,
     symmetric_values,
-    writes_decimal_comma,
-    writes_decimal_point,
 )
 from cfa_lib.answers.settle import settle
 from cfa_lib.answers.structured import answer_fields, json_reply
