@@ -210,8 +210,8 @@ def test_a_change_stated_in_words_keeps_its_direction(items):
         before, after = map(int, re.search(rates, record.question).groups())
         assert after > before, record.question[:160]
     sales = r"were \$(\d+)\s?million, and Brown expects credit sales to increase to \$(\d+)\s?million"
-    # easy_206 at levels 1 and 2 is never valid since #32: its key +x among +3x and -x is the option nearest the
-    # remembered +$0.41 million whenever it lands on another letter than A; level 3 states the sales
+    # easy_206 is retired since #32 (no valid draw: its key +x among +3x and -x is the option nearest the remembered
+    # +$0.41 million whenever it leaves A); kept so a template for it is checked again
     for record in (r for (qid, _, _), r in items.items() if qid == "easy_206" and r.valid):
         before, after = map(int, re.search(sales, record.question).groups())
         assert after > before
