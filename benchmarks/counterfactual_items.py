@@ -16,6 +16,8 @@ offline, and prints (`cfa_lib.perturbation.separation`):
 * level-3 questions whose stem is the same at every seed, and level-3 keys equal to a number of the
   original question (target: none);
 * option sets that break the original's order rule, and option sets with two options within 0.5 % (none);
+* numeric items keyed at the original's letter, whose option nearest the memorized value is the key, or whose key
+  is the middle of an evenly spaced set (none);
 * valid items per dataset and level (level 1 on Easy at seed 0: at least 80).
 """
 
@@ -90,6 +92,11 @@ def report(result: Separation, seeds: int) -> None:
           f"of the ordered originals' items ({by_rule})")
     print(f"option sets with two options within 0.5 %: {_share(result.close, result.numeric)}")
     print(f"numeric items keyed at the original's letter: {_share(result.same_letter, result.numeric)}")
+    by_level = ", ".join(f"L{level} {nearest[level]}" for level in (1, 2, 3))
+    print(f"numeric items whose option nearest the memorized value (L1/2 the original key, L3 the asked unknown's "
+          f"original value) is the key: {_share(nearest.total(), result.numeric)} ({by_level})")
+    print(f"numeric items whose key is the middle of an evenly spaced set: "
+          f"{_share(result.evenly_spaced_key, result.numeric)}")
 
 
 def main() -> None:

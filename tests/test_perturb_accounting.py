@@ -134,7 +134,7 @@ def test_items_are_dumped_without_their_keys(tmp_path, capsys):
     assert all(set(item) == {"question_id", "dataset", "level", "seed", "stem", "choices"} for item in items)
     assert [(k["question_id"], k["level"], k["seed"]) for k in answers] == [
         (i["question_id"], i["level"], i["seed"]) for i in items]
-    assert [k["answer"] for k in answers] == ["B", "B", "B", "C", "A", "A"]
+    assert [k["answer"] for k in answers] == ["C", "C", "A", "C", "C", "A"]  # never the original key B (#32)
     assert f"6 items written to {out}, keys to {keys}" in capsys.readouterr().out
 
 

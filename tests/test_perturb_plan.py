@@ -51,7 +51,7 @@ def test_level1_draws_are_seeded():
     other = [plan_for(EASY_3, GROWTH, 1, seed=s).record for s in range(8)]
     assert (first.new_values, first.choices) == (again.new_values, again.choices)
     assert len({json.dumps(r.new_values, sort_keys=True) for r in other}) > 1
-    assert {r.correct_letter for r in other} == {"A", "B", "C"}
+    assert {r.correct_letter for r in other} == {"A", "B"}  # never EASY_3's C (#32)
 
 
 def test_new_spans_are_written_like_the_original():

@@ -129,9 +129,9 @@ def test_a_stated_derived_value_left_unchanged_is_rejected():
     assert rederive(question, template, check, stale)[0] == (
         "derived 'pv_ord' is written '$15,443.47' but pmt*(1 - (1 + r)**-n)/r gives 10578.8")
     wrong_option = copy.deepcopy(record)
-    wrong_option.choices = dict(record.choices, A=record.choices["B"])
+    wrong_option.choices = dict(record.choices, B=record.choices["A"])  # the key is A since #32 (was B)
     assert rederive(question, template, check, wrong_option)[0] == (
-        "re-derived key 11107.7: options within 0.5% are A, B, not exactly B")
+        "re-derived key 11107.7: options within 0.5% are A, B, not exactly A")  # the key left B, the original's (#32)
 
 
 def test_the_at_the_money_strike_stays_the_one_the_formula_uses(items):
@@ -210,7 +210,9 @@ def test_a_change_stated_in_words_keeps_its_direction(items):
         before, after = map(int, re.search(rates, record.question).groups())
         assert after > before, record.question[:160]
     sales = r"were \$(\d+)\s?million, and Brown expects credit sales to increase to \$(\d+)\s?million"
-    for record in _valid(items, "easy_206"):
+    # easy_206 is retired since #32 (no valid draw: its key +x among +3x and -x is the option nearest the remembered
+    # +$0.41 million whenever it leaves A); kept so a template for it is checked again
+    for record in (r for (qid, _, _), r in items.items() if qid == "easy_206" and r.valid):
         before, after = map(int, re.search(sales, record.question).groups())
         assert after > before
     template = load_templates("easy")["easy_280"].model_copy(update={"domain": []})

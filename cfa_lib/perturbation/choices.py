@@ -4,12 +4,15 @@ The new options must not give the answer away (issue #32): distractors keep thei
 options stay sorted when the originals were, and then every option is written at the key's own grain (a round key
 among round distractors, never the only round or the only odd option), inside the asked quantity's domain (no
 correlation above 1, no price below what the stem allows: `Inside`), and never the only option of its sign when
-the original's key was.
+the original's key was. What a memorizer recalls finds nothing: the key is never at the original's letter, never
+the option nearest the remembered answer, and never the middle of an evenly spaced set (`_placements`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import combinations
 from typing import Literal
 
 import numpy as np
@@ -33,18 +36,23 @@ def rebuild_choices(
     template: NumberText | None = None,
     pinned: Mapping[str, float] | None = None,
     inside: Inside | None = None,
+    remembered: float | None = None,
 ) -> tuple[dict[str, str], str]:
     """Choices for the new answer: each distractor keeps its relative gap |d - c| / |c| to the correct one,
     or, when `pinned` gives its number (a named mistake written on the new numbers), takes that number.
 
-    The correct option goes to a seeded random letter, so a memorised letter is worth nothing. When the
-    original options were sorted by value (as CFA options usually are), the rebuilt ones are sorted the same
-    way and the key's letter follows from its rank (an out-of-order option would give it away); a distractor
-    may move to the other side of the correct value (same relative gap, mirrored) so that the key lands at
-    the drawn letter. A key that was the only option of its sign keeps a distractor of its sign
-    (`_sign_shared`). Every distractor not pinned is then written at the key's grain and inside `inside`
-    (`_settled`), so neither roundness nor an impossible value points at the key. No two options lie within
-    CLOSE of each other (ValueError otherwise).
+    The key never keeps the original's letter (a model that remembers only "B" must miss): it goes to a letter
+    drawn by the seeded generator among the others (`_placements`). When the original options were sorted by
+    value (as CFA options usually are), the rebuilt ones are sorted the same way and the key's letter follows
+    from its rank (an out-of-order option would give it away); distractors move to the other side of the
+    correct value (same relative gap, mirrored) so that the key lands at the drawn letter. A key that was the
+    only option of its sign keeps a distractor of its sign (`_sign_shared`). Every distractor not pinned is then
+    written at the key's grain and inside `inside` (`_settled`), so neither roundness nor an impossible value
+    points at the key. A placement is kept only when the option nearest `remembered` (what a memorizer of the
+    original answers, on the options' scale: the original key at levels 1 and 2, the asked unknown's original
+    value at level 3) is not the key, and the key is not the middle of an evenly spaced set (`evenly_spaced`).
+    No two options lie within CLOSE of each other. ValueError when no placement keeps every rule: the caller
+    draws again.
     Each option keeps its own format (currency, separators, %, trailing words such as " compounded
     semiannually.") with the key's decimals, or all use `template` (level 3, where the answer is an input).
     Decimals grow (up to +4) if rounding would merge options. An option without a number (a distractor
@@ -53,19 +61,15 @@ def rebuild_choices(
     correct = options[question.answer]
     letters = [letter for letter in question.choices if letter in options]
     numeric_distractors = [letter for letter in question.distractors if letter in options]
-    wanted = int(rng.integers(len(letters)))
     pinned = pinned or {}
     ratios = {letter: pinned[letter] / new_correct_number if letter in pinned
               else options[letter].number / correct.number for letter in numeric_distractors}
     limit = _close_limit(ratios)
     ratios = _sign_shared(ratios, frozenset(pinned))
     order = ordering([options[letter].number for letter in letters])
-    ratios = _spread(ratios, order, wanted, len(letters), frozenset(pinned))
     decimals = correct.decimals if template is None else _level3_decimals(template)
-    step = grain(new_correct_number, decimals)
-    distractors = {letter: new_correct_number * ratio for letter, ratio in ratios.items()}
-    new_numbers = {question.answer: new_correct_number} | _settled(
-        new_correct_number, distractors, step, limit, inside, rng, frozenset(pinned))
+    new_numbers, correct_letter = _placements(question, letters, ratios, order, new_correct_number, decimals, limit,
+                                              inside, rng, frozenset(pinned), remembered)
     period = _trailing_period(list(question.choices.values()))
     group = any(options[letter].grouped for letter in letters)  # one option "$1,300.": every option groups
 
@@ -82,7 +86,106 @@ def rebuild_choices(
         return text
 
     texts = _distinct_texts(new_numbers, write)
-    return _placed(question, letters, numeric_distractors, letters[wanted], order, new_numbers, texts)
+    return _placed(question, letters, numeric_distractors, correct_letter, order, new_numbers, texts)
+
+
+def _placements(question: Question, letters: Sequence[str], ratios: Mapping[str, float], order: Order, key: float,
+                decimals: int, limit: float, inside: Inside | None, rng: np.random.Generator, pinned: frozenset[str],
+                remembered: float | None) -> tuple[dict[str, float], str]:
+    """The first placement of the distractors (every number, and the key's letter for an unordered set) that keeps
+    every rule: the key's letter is not the original's, the option nearest `remembered` is not the key, the key is
+    not the middle of an evenly spaced set (both judged on the key as written, `decimals` places), and the
+    options settle at the key's grain (`_settled`). The key's letters are tried in a seeded order among the
+    allowed ones, so it lands on each about equally often. ValueError when none does."""
+    step = grain(key, decimals)
+    shown = round(key, decimals)
+    allowed = [letter for letter in letters if letter != question.answer]
+    tried = False
+    for letter in (allowed[int(i)] for i in rng.permutation(len(allowed))):
+        for candidate in _spread(ratios, order, letters, question.answer, key, letter, pinned):
+            for spaced in (candidate, *_stretched(candidate, pinned)):
+                if _closest([1.0, *spaced.values()]) < limit:
+                    continue
+                tried = True
+                try:
+                    numbers = {question.answer: key} | _settled(key, {r: key * x for r, x in spaced.items()}, step,
+                                                                limit, inside, rng, pinned)
+                except ValueError:
+                    continue
+                placed = _key_letter(letters, order, numbers, question.answer) or letter
+                written = numbers | {question.answer: shown}
+                if placed == question.answer or evenly_spaced(shown, [v for r, v in written.items()
+                                                                      if r != question.answer]):
+                    continue
+                if remembered is not None and nearest(written, remembered) == question.answer:
+                    continue
+                return numbers, placed
+    if not tried:
+        raise ValueError(f"rebuilt options would lie within {limit:.2%} of each other")
+    raise ValueError("no placement of the distractors keeps the key off the original's letter, off the option "
+                     "nearest the remembered answer and off the middle of evenly spaced options")
+
+
+def _key_letter(letters: Sequence[str], order: Order, numbers: Mapping[str, float], key: str) -> str | None:
+    """The key's letter in an ordered set (its rank among the sorted numbers); None for an unordered one."""
+    if not order:
+        return None
+    roles = sorted(numbers, key=numbers.__getitem__, reverse=order == "descending")
+    return letters[roles.index(key)]
+
+
+SPACING = 1.5
+"""The key between two distractors needs one gap at least SPACING times the other. Where the grain is coarse the
+gaps are whole numbers of steps: 1:1 ("4 / 5 / 6") and 3:4 ("0.17 / 0.20 / 0.24") read as even at a glance, while
+1:2 and 2:3 ("5 / 7 / 10") no longer place the key by symmetry; 1.5 is the smallest whole-step ratio that does
+not. Judging two intervals equal is off by some 10-20 % (Weber's fraction), so a ratio this far from 1 is not
+mistaken for even."""
+
+
+SAME_RATIO = 1.1
+"""Two distractors key/r1 and key*r2 are "key/r and key*r" when log r1 and log r2 differ by less than a tenth
+("2 / 4 / 8", "4.3 / 16.6 / 61.2"): far apart on a linear scale, so SPACING does not see them, yet one r apart
+on the ratio scale their writers used. A looser bound would call "1 / 2 / 5" symmetric, which nobody reads so."""
+
+
+def evenly_spaced(key: float, distractors: Iterable[float]) -> bool:
+    """The key lies between two distractors whose gaps to it differ by less than SPACING times, or that are key/r
+    and key*r for one r (SAME_RATIO): a reader who picks the middle of a symmetric set finds the key without
+    computing."""
+    values = list(distractors)
+    below, above = [v for v in values if v < key], [v for v in values if v > key]
+    if not below or not above:
+        return False
+    low, high = max(below), min(above)
+    gaps = sorted([key - low, high - key])
+    if gaps[1] < SPACING * gaps[0] - 1e-9 * abs(key):  # 0.6 / 0.4 is 1.5 as written
+        return True
+    if low * key <= 0 or high * key <= 0:
+        return False
+    logs = sorted(abs(math.log(v / key)) for v in (low, high))
+    return logs[1] < SAME_RATIO * logs[0]
+
+
+def nearest(numbers: Mapping[str, float], remembered: float) -> str:
+    """The role whose number lies nearest `remembered`: the option a memorizer who recalls that number picks."""
+    return min(numbers, key=lambda role: abs(numbers[role] - remembered))
+
+
+def _stretched(ratios: Mapping[str, float], pinned: frozenset[str]) -> list[dict[str, float]]:
+    """When the key lies between two distractors, variants that widen the gap of one not pinned to 2 or 3 times
+    the other's (same side), so that a key in the middle is not the centre of an even set; [] otherwise."""
+    below = [r for r, x in ratios.items() if x < 1]
+    above = [r for r, x in ratios.items() if x > 1]
+    if not below or not above:
+        return []
+    low, high = max(below, key=ratios.__getitem__), min(above, key=ratios.__getitem__)
+    variants = []
+    for role, other, side in ((high, low, 1.0), (low, high, -1.0)):
+        for factor in (2.0, 3.0):
+            ratio = 1 + side * factor * abs(ratios[other] - 1)
+            if role not in pinned and ratio > 0:
+                variants.append(dict(ratios) | {role: ratio})
+    return variants
 
 
 def _close_limit(ratios: Mapping[str, float]) -> float:
@@ -136,9 +239,16 @@ def _drawn_inside(key: float, outside: float, inside: Inside, rng: np.random.Gen
 
 def _on_grid(target: float, step: float, limit: float, taken: Sequence[float], inside: Inside | None) -> float:
     """The multiple of `step` nearest `target` that is not a multiple of 10 * step (the key's grain exactly),
-    has `target`'s sign, lies at least `limit` from every number in `taken` and inside `inside`."""
+    has `target`'s sign, lies at least `limit` from every number in `taken` and inside `inside`; one on
+    `target`'s side of the key (`taken[0]`) first, so the placement `_placements` chose (and the key's letter
+    with it) survives the nudge."""
     base = round(target / step)
-    for units in sorted(range(base - GRID_STEPS, base + GRID_STEPS + 1), key=lambda u: (abs(u - target / step), u)):
+    key = taken[0]
+
+    def rank(units: int) -> tuple[bool, float, int]:
+        return ((units * step - key) * (target - key) < 0, abs(units - target / step), units)
+
+    for units in sorted(range(base - GRID_STEPS, base + GRID_STEPS + 1), key=rank):
         value = units * step
         if units % 10 == 0 or (value > 0) != (target > 0):
             continue
@@ -149,25 +259,29 @@ def _on_grid(target: float, step: float, limit: float, taken: Sequence[float], i
     raise ValueError(f"no free option at the key's grain ({step:g}) near {target:.6g}")
 
 
-def _spread(ratios: Mapping[str, float], order: Order, wanted: int,
-            count: int, pinned: frozenset[str] = frozenset()) -> dict[str, float]:
-    """The distractors' ratios to the key, mirrored (same gap, other side) so that the key lands at rank
-    `wanted` of an ordered set when that works, else at another rank; refused (ValueError) when every way
-    leaves two options within CLOSE of each other (the key and a distractor, or two distractors), or closer
-    than the original's closest two. A `pinned` distractor (a named mistake) never moves."""
-    tries: list[dict[str, float]] = []
-    if order and all(ratio > 0 for ratio in ratios.values()):
-        for rank in [wanted, *(r for r in range(count) if r != wanted)]:
-            below = rank if order == "ascending" else count - 1 - rank
-            mirrored = _mirror(ratios, below, pinned)
-            if mirrored is not None:
-                tries.append(mirrored)
-    tries.append(dict(ratios))
-    limit = _close_limit(ratios)
-    for candidate in tries:
-        if _closest([1.0, *candidate.values()]) >= limit:
-            return candidate
-    raise ValueError(f"rebuilt options would lie within {limit:.2%} of each other")
+def _spread(ratios: Mapping[str, float], order: Order, letters: Sequence[str], key: str, value: float, letter: str,
+            pinned: frozenset[str] = frozenset()) -> list[dict[str, float]]:
+    """The distractors' ratios to the key (`value`, at role `key`), as drawn and with every subset of them mirrored
+    (same relative gap, other side of the key: `_mirrored`; one that would land within CLOSE of another takes twice
+    its gap). Only a distractor not `pinned` (a named mistake never moves) and of the key's sign moves, so signs
+    stay. For an ordered set the variants that put the key at `letter` come first; for an unordered one the key
+    is at `letter` anyway and the drawn gaps come first."""
+    movable = [role for role, ratio in ratios.items() if role not in pinned and ratio > 0]
+    variants: list[dict[str, float]] = []
+    for size in range(len(movable) + 1):
+        for subset in combinations(movable, size):
+            candidate = dict(ratios)
+            for role in subset:
+                mirrored = _mirrored(ratios[role])
+                if any(abs(mirrored - other) <= CLOSE * abs(other) for r, other in candidate.items() if r != role):
+                    mirrored = 1 + 2 * (mirrored - 1)
+                candidate[role] = mirrored
+            if all(candidate[role] > 0 for role in subset) and candidate not in variants:
+                variants.append(candidate)
+    if order:
+        variants.sort(key=lambda c: _key_letter(letters, order, {key: value} | {r: value * x for r, x in c.items()},
+                                                key) != letter)
+    return variants
 
 
 def _closest(values: Sequence[float]) -> float:
@@ -239,21 +353,6 @@ def _trailing_period(texts: Sequence[str]) -> bool:
     return sum(t.rstrip().endswith(".") for t in texts) * 2 > len(texts)
 
 
-def _mirror(ratios: Mapping[str, float], below: int, pinned: frozenset[str] = frozenset()
-            ) -> dict[str, float] | None:
-    """Move distractors across the correct value (ratio r -> 2 - r) until `below` of them are under it; None
-    when that needs a `pinned` one to move."""
-    result = dict(ratios)
-    movers = _movers(ratios, below)
-    if movers is None or pinned & set(movers):
-        return None
-    for role in movers:
-        result[role] = _mirrored(ratios[role])
-    if len(set(result.values())) != len(result):
-        return None
-    return result
-
-
 def _movers(ratios: Mapping[str, float], below: int) -> list[str] | None:
     """The distractors to move across the correct value so that `below` of them are under it."""
     under = [role for role, ratio in ratios.items() if ratio < 1]
@@ -279,8 +378,9 @@ def rebuild_tuple_choices(
 
     Each distractor keeps, at every position, its relative gap to the correct option's number there; each
     number keeps its own format and the words around it stay. The correct option goes to a seeded random
-    letter; when the originals were sorted by their first number (one sign throughout), a distractor may be
-    mirrored across the correct option (all its positions together, same gaps) so that the options stay
+    letter other than the original's (ValueError when the order rule puts it back there); when the originals
+    were sorted by their first number (one sign throughout), a distractor may be mirrored across the correct
+    option (all its positions together, same gaps) so that the options stay
     sorted by their first number with the correct one at its new letter. Decimals grow (up to +4) if
     rounding would merge two options. An option without a number keeps its letter and text.
     """
@@ -288,7 +388,8 @@ def rebuild_tuple_choices(
     count = len(correct)
     letters = [letter for letter in question.choices if letter in options]
     numeric_distractors = [letter for letter in question.distractors if letter in options]
-    correct_letter = letters[int(rng.integers(len(letters)))]
+    allowed = [letter for letter in letters if letter != question.answer]  # never the original's letter
+    correct_letter = allowed[int(rng.integers(len(allowed)))]
     ratios = {
         letter: [options[letter][i].number / correct[i].number for i in range(count)] for letter in numeric_distractors
     }
@@ -320,7 +421,10 @@ def rebuild_tuple_choices(
 
     texts = _distinct_texts(new_numbers, write)
     firsts = {role: numbers[0] for role, numbers in new_numbers.items()}
-    return _placed(question, letters, numeric_distractors, correct_letter, order, firsts, texts)
+    choices, letter = _placed(question, letters, numeric_distractors, correct_letter, order, firsts, texts)
+    if letter == question.answer:
+        raise ValueError(f"the key stays at the original's letter {letter}: no mirroring moves it")
+    return choices, letter
 
 
 def _level3_decimals(style: NumberText) -> int:

@@ -132,7 +132,8 @@ def _attempt(question: Question, verification: Verification, check: TemplateChec
     inside = asked_domain(verification, check, values, unknown, answer, answer_range)
     try:
         record.choices, record.correct_letter = rebuild_choices(question, verification.options, solved / info.scale,
-                                                                rng, info.text, inside=inside)
+                                                                rng, info.text, inside=inside,
+                                                                remembered=info.text.number)
     except ValueError as error:
         return str(error)
     if numeric_key(record.choices, record.correct_letter) is None:

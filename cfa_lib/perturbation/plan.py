@@ -68,27 +68,45 @@ def plan_perturbation(
     assert original_answer is not None
 
     letters = list(mistakes or {})
+    built: list[tuple[dict[str, str], str]] = []  # the choices of the last acceptable draw
+    refused: list[str] = []  # draws whose options no placement could build (`rebuild_choices`)
 
     def acceptable(answers: list[float]) -> bool:
+        """The answer moved, fits the key's precision, the named mistakes stay clear of it, and the options can be
+        built around it (a draw whose options would give the key away is drawn again, like any failed draw)."""
         answer = answers[0]
-        return (_moved_enough(answer, original_answer, needed)
+        if not (_moved_enough(answer, original_answer, needed)
                 and _fits_key_precision(correct, answer / verification.answer_scale)
-                and all(m * answer > 0 and relative_difference(m, answer) > KEY_WINDOW for m in answers[1:]))
+                and all(m * answer > 0 and relative_difference(m, answer) > KEY_WINDOW for m in answers[1:])):
+            return False
+        pinned = dict(zip(letters, (a / verification.answer_scale for a in answers[1:]), strict=True))
+        try:
+            built[:] = [rebuild_choices(question, options, answer / verification.answer_scale, rng, None, pinned,
+                                        in_range(answer_range, verification.answer_scale), correct.number)]
+        except ValueError as error:
+            refused.append(str(error))
+            return False
+        return True
 
     formulas = [verification.formula, *(mistakes or {}).values()]
     draw = _draw(question, verification, formulas, level, rng, record, acceptable, domain)
     if isinstance(draw, PerturbationRecord):
         return draw
     if draw is None:
+        if refused:
+            return finish(record, "rejected", f"no draw in {MAX_DRAWS} gave options that keep every rule; last: "
+                          f"{refused[-1]}", "choices_rebuilt")
         return finish(record, "rejected", f"no draw in {MAX_DRAWS} moved the answer by the option gap ({needed:.1%}) "
                       "with new values not already in the question", "answer_moved")
     answer = draw.answers[0]
     record.trail.append(Check("answer_moved", True, f"{original_answer:.6g} -> {answer:.6g} (needed {needed:.1%})"))
     record.new_answer_value = answer
-    pinned = dict(zip(letters, (a / verification.answer_scale for a in draw.answers[1:]), strict=True))
-    rejected = _rebuild_choices_into(record, question, options, answer / verification.answer_scale, rng,
-                                     pinned=pinned, inside=in_range(answer_range, verification.answer_scale))
-    return rejected if rejected is not None else _rewrite_plan(question, verification, record, draw)
+    record.choices, record.correct_letter = built[0]
+    record.trail.append(Check("choices_rebuilt", True, f"correct option {record.correct_letter}; "
+                              f"{len(refused)} draws refused: no options kept every rule"))
+    if numeric_key(record.choices, record.correct_letter) is None:
+        return finish(record, "rejected", f"rebuilt choices cannot be graded by number: {record.choices}", "gradeable")
+    return _rewrite_plan(question, verification, record, draw)
 
 
 def plan_tuple_perturbation(

@@ -13,9 +13,13 @@ record and its original question, and `separation` counting them over every vali
 * `original_key_passes`: what a memorizer answers (the original's key; at level 3 also the asked unknown's
   original value) is graded correct against the item's own options (`grade_number`: the key ± min(2 %, half the
   gap to the nearest option));
-* `nearest_is_key`: at level 3, the option nearest the asked unknown's original value is the key (a memorizer
-  who picks the closest option lands on it: challenge_87 remembered 9.70, keyed 8.90 beside 13.24 and 14.68);
-* `memory_finds_key`: either of the two, the one rejection rule of a draw;
+* `nearest_is_key`: the option nearest what a memorizer recalls is the key (a memorizer who picks the closest
+  option lands on it): at levels 1 and 2 the original key's number (easy_* with original key 263 keyed 692 beside
+  789 and 861), at level 3 the asked unknown's original value (challenge_87 remembered 9.70, keyed 8.90 beside
+  13.24 and 14.68);
+* `letter_kept`: a numeric item keyed at the original's letter (a model that remembers only "B" is right);
+* `memory_finds_key`: any of the three, the one rejection rule of a draw;
+* `evenly_spaced_key`: the key is the middle of an evenly spaced set ("4 / 5 / 6"), found by symmetry;
 * `grain_singles_out_key`: the key is written at a grain (its rounding step: 63,100 at 100, 4.00 % at 1) no
   distractor shares (the only round option, or the only odd one);
 * `sign_singles_out_key`: the key is the only option of its sign in the original and in the item alike.
@@ -30,7 +34,7 @@ from dataclasses import dataclass, field
 from cfa_lib.answers import Number, gold_number_from_option, grade_number, numeric_key
 from cfa_lib.answers.numbers import aligned_values, relative_difference
 from cfa_lib.data import Question
-from cfa_lib.perturbation.choices import grain, ordering
+from cfa_lib.perturbation.choices import evenly_spaced, grain, ordering
 from cfa_lib.perturbation.number_text import find_numbers
 from cfa_lib.perturbation.types import PerturbationRecord
 
@@ -85,12 +89,16 @@ def original_key_passes(question: Question, record: PerturbationRecord) -> bool:
 
 
 def nearest_is_key(question: Question, record: PerturbationRecord) -> bool:
-    """At level 3, the item's option nearest the asked unknown's original value (on one scale) is its key: a
-    model that remembers the original's input and picks the closest option is graded correct."""
-    if record.level != 3 or record.correct_letter is None or record.correct_letter not in record.choices:
+    """The item's option nearest what a memorizer recalls (on one scale) is its key: a model that remembers the
+    original and picks the closest option is graded correct. What it recalls is the number it would answer: at
+    levels 1 and 2 the original key's, at level 3 the asked unknown's original value (the original key is an
+    input there). A decision keeps its option texts and is judged by its flip instead. `choices.nearest` applies
+    the same rule while the options are built."""
+    if record.flipped is not None or record.correct_letter is None or record.correct_letter not in record.choices:
         return False
     key = numeric_key(record.choices, record.correct_letter)
-    remembered = memorized_answers(question, record)[1:]
+    answers = memorized_answers(question, record)
+    remembered = answers[1:] if record.level == 3 else answers[:1]
     if key is None or not remembered:
         return False
     options = {record.correct_letter: key.gold} | {k: v for k, v in key.distractors.items() if v is not None}
@@ -102,10 +110,26 @@ def nearest_is_key(question: Question, record: PerturbationRecord) -> bool:
     return min(options, key=lambda letter: distance(options[letter])) == record.correct_letter
 
 
+def letter_kept(question: Question, record: PerturbationRecord) -> bool:
+    """A numeric item (not a decision, whose key stays about half the time by design) keyed at the original's
+    letter: a model that remembers only the letter is right."""
+    return record.flipped is None and record.correct_letter == question.answer
+
+
 def memory_finds_key(question: Question, record: PerturbationRecord) -> bool:
-    """The one memorizer rule of a draw: a memorized answer is graded correct (`original_key_passes`) or, at
-    level 3, its nearest option is the key (`nearest_is_key`). A draw for which this holds is drawn again."""
-    return original_key_passes(question, record) or nearest_is_key(question, record)
+    """The one memorizer rule of a draw: a memorized answer is graded correct (`original_key_passes`), its
+    nearest option is the key (`nearest_is_key`) or the key keeps the original's letter (`letter_kept`). A draw
+    for which this holds is drawn again."""
+    return (original_key_passes(question, record) or nearest_is_key(question, record)
+            or letter_kept(question, record))
+
+
+def evenly_spaced_key(record: PerturbationRecord) -> bool:
+    """The key is the middle of an evenly spaced option set (`choices.evenly_spaced`: "4 / 5 / 6",
+    "0.17 / 0.25 / 0.33", or key/r and key*r), so symmetry points at it without computing."""
+    values = {letter: found[0].number for letter, text in record.choices.items() if (found := find_numbers(text))}
+    key = values.pop(record.correct_letter or "", None)
+    return key is not None and record.flipped is None and evenly_spaced(key, values.values())
 
 
 def _grains(choices: Mapping[str, str]) -> dict[str, float]:
@@ -181,6 +205,7 @@ class Separation:
     grain_singles_out_key: Counter[int] = field(default_factory=Counter)  # by level
     sign_singles_out_key: int = 0
     same_letter: int = 0  # numeric items keyed at the original's letter (a third of them by chance, three options)
+    evenly_spaced_key: int = 0  # numeric items whose key is the middle of an evenly spaced set
 
     def add(self, dataset: str, seed: int, question: Question, record: PerturbationRecord) -> None:
         """Count one valid item."""
@@ -200,7 +225,8 @@ class Separation:
         if order_broken(question, record):
             self.order_broken[str(rule)] += 1
         self.close += close_options(record)
-        self.same_letter += record.correct_letter == question.answer
+        self.same_letter += letter_kept(question, record)
+        self.evenly_spaced_key += evenly_spaced_key(record)
         if record.level == 3:
             self.level3 += 1
             self.level3_stems[record.question_id].append(record.question or "")
