@@ -591,3 +591,72 @@ def test_a_derived_given_no_drawn_input_feeds_keeps_its_text():
     record, = template_perturbations([question], load_templates("easy"), levels=(1,), seed=4)
     assert record.valid and record.changed == ["h"], record.reason
     assert "modified duration of the bond is 11.470 years" in record.question
+
+
+# --- key_rounded: the key is the formula rounded to its written precision (#32) -------------------
+
+
+def _shipped(question_id):
+    question = next(q for q in load_dataset("easy") if q.id == question_id)
+    return question, load_templates("easy")[question_id]
+
+
+def test_a_rounded_key_is_accepted_at_its_written_precision_and_only_when_declared():
+    question, shipped = _shipped("easy_960")  # (212.8/190)^(1/2) - 1 = 5.830 %, written "5.8%"
+    check = verify_template(question, shipped)
+    assert check.ok, check.reason
+    assert check.original_value == pytest.approx(0.05830, abs=1e-5)
+    undeclared = verify_template(question, shipped.model_copy(update={"key_rounded": False}))
+    assert (undeclared.ok, undeclared.check) == (False, "reproduces_answer")
+    assert "tolerance 0.5%" in undeclared.reason
+
+
+def test_a_rounded_key_must_be_rounded_not_truncated():
+    question, shipped = _shipped("easy_960")
+    truncated = dataclasses.replace(question, choices=question.choices | {"A": "5.7%."})  # 5.830 % is not 5.7 %
+    check = verify_template(truncated, shipped)
+    assert (check.ok, check.check) == (False, "reproduces_answer")
+    assert "rounded to 1 decimals" in check.reason
+
+
+def test_a_distractor_at_the_rounded_keys_value_is_refused():
+    question, shipped = _shipped("easy_960")
+    twin = dataclasses.replace(question, choices=question.choices | {"C": "5.83%."})  # rounds to 5.8 % as well
+    check = verify_template(twin, shipped.model_copy(update={"distractor_formulas": {"B": "(d3/d1 - 1)/2"}}))
+    assert (check.ok, check.check) == (False, "no_close_distractor")
+    assert "rounds to distractor C ('5.83%.') at the key's 1 decimals" in check.reason
+
+
+def test_key_rounded_is_refused_where_the_key_is_not_rounded_further():
+    question, shipped = _shipped("easy_960")
+    exact = dataclasses.replace(question, choices=question.choices | {"A": "5.83%."})
+    check = verify_template(exact, shipped)
+    assert (check.ok, check.check) == (False, "reproduces_answer")
+    assert "drop 'key_rounded'" in check.reason
+
+
+def test_rounded_key_items_write_the_key_at_its_precision_and_rederive():
+    """easy_59's key 0.34 is 0.33696 rounded: every valid item writes its key at two decimals, no distractor
+    rounds to it, and the re-derivation (which compares at the key's precision) passed."""
+    question, shipped = _shipped("easy_59")
+    records = [r for seed in range(5) for r in template_perturbations([question], {"easy_59": shipped}, (1,), seed)]
+    assert records and all(r.status == "valid" for r in records), [r.reason for r in records]
+    for record in records:
+        key = record.choices[record.correct_letter]
+        assert key == f"{record.new_answer_value:.2f}"
+        assert all(text != key for letter, text in record.choices.items() if letter != record.correct_letter)
+        assert any(c.name == "rederived" and c.passed for c in record.trail)
+
+
+def test_rederivation_refuses_a_distractor_that_rounds_to_the_rounded_key():
+    from cfa_lib.perturbation.rederive import rederive
+
+    question, shipped = _shipped("easy_59")
+    record = template_perturbations([question], {"easy_59": shipped}, (1,), 0)[0]
+    assert record.status == "valid", record.reason
+    check = verify_template(question, shipped)
+    assert rederive(question, shipped, check, record)[0] == ""
+    other = next(letter for letter in record.choices if letter != record.correct_letter)
+    record.choices = record.choices | {other: f"{record.new_answer_value:.1f}"}  # "0.5" for 0.50774: also the key
+    reason = rederive(question, shipped, check, record)[0]
+    assert "at their written precision" in reason and other in reason.split(" are ")[1]

@@ -37,6 +37,7 @@ def rebuild_choices(
     pinned: Mapping[str, float] | None = None,
     inside: Inside | None = None,
     remembered: float | None = None,
+    rounded_key: bool = False,
 ) -> tuple[dict[str, str], str]:
     """Choices for the new answer: each distractor keeps its relative gap |d - c| / |c| to the correct one,
     or, when `pinned` gives its number (a named mistake written on the new numbers), takes that number.
@@ -51,7 +52,9 @@ def rebuild_choices(
     points at the key. A placement is kept only when the option nearest `remembered` (what a memorizer of the
     original answers, on the options' scale: the original key at levels 1 and 2, the asked unknown's original
     value at level 3) is not the key, and the key is not the middle of an evenly spaced set (`evenly_spaced`).
-    No two options lie within CLOSE of each other. ValueError when no placement keeps every rule: the caller
+    No two options lie within CLOSE of each other. With `rounded_key` (a template's `key_rounded`: the key is
+    written rounded to its decimals, "€6" for 5.56) no distractor comes within CLOSE of the key as written either.
+    ValueError when no placement keeps every rule: the caller
     draws again.
     Each option keeps its own format (currency, separators, %, trailing words such as " compounded
     semiannually.") with the key's decimals, or all use `template` (level 3, where the answer is an input).
@@ -69,7 +72,7 @@ def rebuild_choices(
     order = ordering([options[letter].number for letter in letters])
     decimals = correct.decimals if template is None else _level3_decimals(template)
     new_numbers, correct_letter = _placements(question, letters, ratios, order, new_correct_number, decimals, limit,
-                                              inside, rng, frozenset(pinned), remembered)
+                                              inside, rng, frozenset(pinned), remembered, rounded_key)
     period = _trailing_period(list(question.choices.values()))
     group = any(options[letter].grouped for letter in letters)  # one option "$1,300.": every option groups
 
@@ -91,7 +94,7 @@ def rebuild_choices(
 
 def _placements(question: Question, letters: Sequence[str], ratios: Mapping[str, float], order: Order, key: float,
                 decimals: int, limit: float, inside: Inside | None, rng: np.random.Generator, pinned: frozenset[str],
-                remembered: float | None) -> tuple[dict[str, float], str]:
+                remembered: float | None, rounded_key: bool = False) -> tuple[dict[str, float], str]:
     """The first placement of the distractors (every number, and the key's letter for an unordered set) that keeps
     every rule: the key's letter is not the original's, the option nearest `remembered` is not the key, the key is
     not the middle of an evenly spaced set (both judged on the key as written, `decimals` places), and the
@@ -109,7 +112,8 @@ def _placements(question: Question, letters: Sequence[str], ratios: Mapping[str,
                 tried = True
                 try:
                     numbers = {question.answer: key} | _settled(key, {r: key * x for r, x in spaced.items()}, step,
-                                                                limit, inside, rng, pinned)
+                                                                limit, inside, rng, pinned,
+                                                                shown if rounded_key else None)
                 except ValueError:
                     continue
                 placed = _key_letter(letters, order, numbers, question.answer) or letter
@@ -209,13 +213,15 @@ def _sign_shared(ratios: Mapping[str, float], pinned: frozenset[str] = frozenset
 
 
 def _settled(key: float, distractors: Mapping[str, float], step: float, limit: float, inside: Inside | None,
-             rng: np.random.Generator, pinned: frozenset[str] = frozenset()) -> dict[str, float]:
+             rng: np.random.Generator, pinned: frozenset[str] = frozenset(), shown: float | None = None
+             ) -> dict[str, float]:
     """Every distractor not pinned moved to the nearest free number at the key's grain `step` (a multiple of it,
     not of ten times it: "$63,100" gets "$57,400", never "$57,364" nor "$57,000"), keeping its sign, at least
     `limit` from every other option and inside `inside`; one outside is first drawn between the key and the
-    domain's edge on its own side. Nearest to the key first; ValueError when no place is free."""
+    domain's edge on its own side. Nearest to the key first; ValueError when no place is free. `shown`: the key
+    as written when that is rounded beyond CLOSE (`key_rounded`), kept clear as well."""
     settled = {role: distractors[role] for role in pinned if role in distractors}
-    taken = [key, *settled.values()]
+    taken = [key, *([] if shown is None else [shown]), *settled.values()]
     for role in sorted((r for r in distractors if r not in pinned), key=lambda r: abs(distractors[r] - key)):
         target = distractors[role]
         if inside is not None and not inside(target):

@@ -76,13 +76,14 @@ def plan_perturbation(
         built around it (a draw whose options would give the key away is drawn again, like any failed draw)."""
         answer = answers[0]
         if not (_moved_enough(answer, original_answer, needed)
-                and _fits_key_precision(correct, answer / verification.answer_scale)
+                and _fits_key_precision(correct, answer / verification.answer_scale, verification.key_rounding)
                 and all(m * answer > 0 and relative_difference(m, answer) > KEY_WINDOW for m in answers[1:])):
             return False
         pinned = dict(zip(letters, (a / verification.answer_scale for a in answers[1:]), strict=True))
         try:
             built[:] = [rebuild_choices(question, options, answer / verification.answer_scale, rng, None, pinned,
-                                        in_range(answer_range, verification.answer_scale), correct.number)]
+                                        in_range(answer_range, verification.answer_scale), correct.number,
+                                        verification.key_rounded)]
         except ValueError as error:
             refused.append(str(error))
             return False
@@ -257,10 +258,13 @@ def in_range(answer_range: tuple[float | None, float | None] | None, scale: floa
     return lambda number: (low is None or number * scale >= low) and (high is None or number * scale <= high)
 
 
-def _fits_key_precision(key: NumberText, number: float) -> bool:
+def _fits_key_precision(key: NumberText, number: float, rounding: float = 0.0) -> bool:
     """Whether `number`, written with the key option's decimals, stays within the one-correct-option check:
-    a draw whose answer that format cannot hold ("5.0%" for 4.97 %) is drawn again rather than rejected."""
-    return relative_difference(round(number, key.decimals), number) <= REL_TOL
+    a draw whose answer that format cannot hold ("5.0%" for 4.97 %) is drawn again rather than rejected. A
+    template whose key is rounded (`key_rounded`) may be as far from its written key as the original was
+    (`rounding`: easy_6's €5.56 written "€6", 7.9 %), and no farther; a key written 0 never fits."""
+    written = round(number, key.decimals)
+    return written != 0 and relative_difference(written, number) <= max(REL_TOL, rounding)
 
 
 def _changed_spans(

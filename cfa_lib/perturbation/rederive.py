@@ -22,6 +22,7 @@ from cfa_lib.perturbation.schema import Template
 from cfa_lib.perturbation.templates import REL_TOL, TemplateCheck, decide
 from cfa_lib.perturbation.types import PerturbationRecord
 from cfa_lib.perturbation.values import solve_for
+from cfa_lib.perturbation.verify import at_written_precision
 
 SAME = 1e-9  # two copies of one input, or an input and its draw, agree to this relative difference
 
@@ -69,7 +70,7 @@ def _rederive(question: Question, template: Template, check: TemplateCheck, reco
     else:
         assert verification.formula is not None
         keys, scales = [verification.formula.evaluate(values)], [verification.answer_scale]
-    _one_option(record, keys, scales)
+    _one_option(record, keys, scales, verification.key_rounded)
     return f"{len(slots)} numbers read; key {record.correct_letter} = " + ", ".join(f"{k:.6g}" for k in keys)
 
 
@@ -113,19 +114,24 @@ def _check_derived(check: TemplateCheck, values: Mapping[str, float],
             raise _Disagrees(f"derived {name!r} is written {number.core!r} but {formula.text} gives {expected:.6g}")
 
 
-def _one_option(record: PerturbationRecord, keys: Sequence[float], scales: Sequence[float]) -> None:
-    """Exactly the keyed option states every re-derived number within REL_TOL."""
+def _one_option(record: PerturbationRecord, keys: Sequence[float], scales: Sequence[float],
+                key_rounded: bool = False) -> None:
+    """Exactly the keyed option states every re-derived number within REL_TOL, or, for a template whose key is
+    rounded (`key_rounded`), the re-derived number rounded to the option's written decimals ("0.34" for
+    0.33696); an option that matches either way counts, so a distractor as close as the key refuses the item."""
     matching = []
     for letter, text in record.choices.items():
         numbers = find_numbers(text)
         if numbers and len(numbers) != len(keys):
             raise _Disagrees(f"option {letter} ({text!r}) carries {len(numbers)} numbers, not {len(keys)}")
         if numbers and all(relative_difference(n.number * s, k) <= REL_TOL
+                           or (key_rounded and at_written_precision(k, n, s))
                            for n, s, k in zip(numbers, scales, keys, strict=True)):
             matching.append(letter)
     if matching != [record.correct_letter]:
         shown = ", ".join(f"{k:.6g}" for k in keys)
-        raise _Disagrees(f"re-derived key {shown}: options within {REL_TOL:.1%} are {', '.join(matching) or 'none'}, "
+        how = f"within {REL_TOL:.1%} or at their written precision" if key_rounded else f"within {REL_TOL:.1%}"
+        raise _Disagrees(f"re-derived key {shown}: options {how} are {', '.join(matching) or 'none'}, "
                          f"not exactly {record.correct_letter}")
 
 

@@ -141,6 +141,9 @@ class Template(_Strict):
     # letter -> a named mistake's formula, giving that distractor as the formula gives the key (easy_577 C: the
     # annual-compounding yield, the wrong periodicity): levels 1/2 write the mistake on the new numbers
     distractor_formulas: dict[str, str] | None = None
+    # the key is the formula rounded to the key option's written decimals, beyond the 0.5 % check (easy_960's
+    # "5.8%" for 5.830 %): the key is checked, rebuilt and re-derived at that precision
+    key_rounded: bool = False
     fixed: list[Fixed] = Field(default_factory=list)  # every other number of the stem and options, with why
     domain: list[Condition] = Field(default_factory=list)  # where the formula holds
     note: str = ""
@@ -157,6 +160,9 @@ class Template(_Strict):
             if self.level3 is not None or self.answer_range is not None or self.distractor_formulas:
                 raise ValueError("'level3', 'answer_range' and 'distractor_formulas' are for templates whose options "
                                  "carry one number")
+        if self.key_rounded and (self.kind != "value" or self.formulas is not None or self.level3 is not None):
+            raise ValueError("'key_rounded' is for value templates with one formula and no level 3 (a rounded key "
+                             "stated in the stem cannot give back its unknown within 0.5 %)")
         if self.kind == "value":
             if not self.formula.strip() and self.formulas is None:
                 raise ValueError("a value template needs a formula")

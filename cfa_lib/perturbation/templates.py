@@ -35,9 +35,10 @@ from cfa_lib.perturbation.schema import (  # noqa: F401 - re-exported: the templ
 )
 from cfa_lib.perturbation.types import AlsoSpan, ParameterInfo, Verification
 from cfa_lib.perturbation.values import changeable, solve_for
-from cfa_lib.perturbation.verify import option_tuples, span_scale, verify_extraction
+from cfa_lib.perturbation.verify import at_written_precision, option_tuples, span_scale, verify_extraction
 
 REL_TOL = 0.005  # reproduce the key within 0.5 %; no distractor within 0.5 %; decisions keep a 0.5 % margin
+# (a template with `key_rounded`: the key is the formula rounded to its written decimals, no distractor is)
 MOVE_FACTORS = (1.1, 0.9)  # every input, moved by +10 % or by -10 %, must move the answer
 ROUND_TRIP_TOL = 1e-6
 
@@ -229,16 +230,24 @@ def _check_accounting(question: Question, template: Template, check: TemplateChe
 
 def _check_value(question: Question, template: Template, result: TemplateCheck) -> None:
     """Check 1 of the generator path (reused as is), then: no distractor within 0.5 % of the answer."""
-    verification = verify_extraction(question, template.extraction(), REL_TOL, number_words=True)
+    verification = verify_extraction(question, template.extraction(), REL_TOL, number_words=True,
+                                     key_rounded=template.key_rounded)
     if not verification.ok:
         last = verification.trail[-1].name if verification.trail else "reproduces_answer"
         raise _Failed(last, verification.reason)
     output = verification.original_answer_value
     assert output is not None
+    key = verification.options[question.answer]
     for letter in question.distractors:
         if letter not in verification.options:  # a distractor without a number ("Unlimited.")
             continue
         number = verification.options[letter]
+        if template.key_rounded and at_written_precision(output, number, verification.answer_scale, key.decimals):
+            raise _Failed(
+                "no_close_distractor",
+                f"formula gives {output:.6g}, which rounds to distractor {letter} ({question.choices[letter]!r}) at "
+                f"the key's {key.decimals} decimals as well as to the key {question.correct_text!r}",
+            )
         if any(relative_difference(output, number.number * scale) <= REL_TOL for scale in number.scales):
             raise _Failed(
                 "no_close_distractor",
@@ -264,7 +273,8 @@ def _distractor_formulas(question: Question, template: Template, verification: V
         formula = parse_formula(text, verification.parameters)
         value = formula.evaluate(verification.values())
         number = verification.options[letter]
-        if relative_difference(value, number.number * verification.answer_scale) > REL_TOL:
+        if relative_difference(value, number.number * verification.answer_scale) > REL_TOL and not (
+                template.key_rounded and at_written_precision(value, number, verification.answer_scale)):
             raise _Failed("distractor_formulas", f"distractor {letter}'s formula gives {value:.6g}, not "
                                                  f"{question.choices[letter]!r}")
         formulas[letter] = formula

@@ -168,6 +168,10 @@ class Verification:
     answer_scale: float = 1.0  # formula output = number in the correct option * answer_scale
     original_answer_value: float | None = None
     used: frozenset[str] = frozenset()  # inputs the answer depends on (directly or through a derived given)
+    # a template's `key_rounded`: the key is the formula rounded to the key option's written decimals, and the
+    # relative gap that rounding left in the original (a draw's written key may be as far from its value)
+    key_rounded: bool = False
+    key_rounding: float = 0.0
 
     @property
     def ok(self) -> bool:
