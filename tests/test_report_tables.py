@@ -222,6 +222,12 @@ def test_the_blind_review_table_gives_each_round_with_its_wilson_interval():
     # round 5 (#32) also asked the memorizer's two questions: 10 and 17 of 160 items flagged
     assert table.loc["round 5"].tolist() == [160, 3, "98.1% [94.6%, 99.4%]", "6.2% [3.4%, 11.1%]",
                                              "10.6% [6.7%, 16.4%]"]
+    # round 6 asked whether remembering the original's letter would do (62 of 160 kept it); round 7 followed the
+    # rule that the key's letter moves: 12 flagged, 10 of them decisions that kept their key by design
+    assert table.loc["round 6"].tolist() == [160, 0, "100.0% [97.7%, 100.0%]", "50.6% [43.0%, 58.3%]",
+                                             "8.8% [5.3%, 14.2%]"]
+    assert table.loc["round 7"].tolist() == [160, 1, "99.4% [96.5%, 99.9%]", "7.5% [4.3%, 12.7%]",
+                                             "3.8% [1.7%, 7.9%]"]
     assert list(table.index) == [f"round {n}" for n in range(len(table))]
     low, high = wilson_interval(142, 160)
     assert (round(100 * low, 1), round(100 * high, 1)) == (82.9, 92.8)

@@ -583,6 +583,21 @@ def test_challenge_88_keeps_the_530_call_below_the_butterfly_bound():
     assert checked >= 10
 
 
+def test_challenge_88_keeps_put_call_parity_at_the_530_strike():
+    """Round 7 of the blind review (#32): challenge_88's level 3 at seed 23 asked for a 530 call premium of
+    2.69, at which C - P = 2.69 - 22.80 = -20.11 against S - K = 510.40 - 530 = -19.60: an arbitrage of 0.51.
+    Every row of Exhibit 1 keeps C - P within 0.5 of S - K."""
+    templates = load_templates("challenge")
+    (question,) = [q for q in load_dataset("challenge") if q.id == "challenge_88"]
+    values = []
+    for seed in range(25):
+        record = template_perturbations([question], templates, (3,), seed)[0]
+        if record.valid:
+            values.append(record.new_values["c530"])
+            assert abs(record.new_values["c530"] - 22.80 - (510.40 - 530)) <= 0.5 + 1e-9, (seed, record.new_values)
+    assert len(values) >= 20
+
+
 def test_a_derived_given_no_drawn_input_feeds_keeps_its_text():
     """easy_645's stated modified duration follows the coupon and the maturity, not the horizon. A draw of the
     horizon alone left it as written, which the check for new values read as a value already in the question:
