@@ -19,11 +19,11 @@ def _level3(dataset: str, question_id: str):
     return question, [r for r in records if r.valid]
 
 
-@pytest.mark.parametrize(("dataset", "question_id"), [("easy", "easy_9"), ("easy", "easy_7"),
-                                                      ("challenge", "challenge_87")])
+@pytest.mark.parametrize(("dataset", "question_id"), [("easy", "easy_7"), ("challenge", "challenge_87")])
 def test_a_level3_item_is_not_answered_from_memory_of_the_original(dataset, question_id):
-    """Before #32, easy_9's level 3 stated the original key (8.0%) and asked for €500,000, a number of the
-    original stem, with the same stem at every seed; challenge_87 asked for the original $510.40."""
+    """Before #32, easy_9's level 3 (no template since round 8 of the review) stated the original key (8.0%) and
+    asked for €500,000, a number of the original stem, with the same stem at every seed; challenge_87 asked for
+    the original $510.40."""
     question, valid = _level3(dataset, question_id)
     assert len(valid) >= 2, question_id
     assert len({r.question for r in valid}) == len(valid)  # one stem per seed
@@ -32,7 +32,8 @@ def test_a_level3_item_is_not_answered_from_memory_of_the_original(dataset, ques
 
 
 def test_a_level3_item_changes_another_given():
-    question, valid = _level3("easy", "easy_9")
+    question, valid = _level3("easy", "easy_7")
+    assert valid
     for record in valid:
         unknown, *others = record.changed
         assert others and all(record.new_values[o] != record.original_values[o] for o in others)

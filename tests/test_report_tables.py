@@ -228,6 +228,8 @@ def test_the_blind_review_table_gives_each_round_with_its_wilson_interval():
                                              "8.8% [5.3%, 14.2%]"]
     assert table.loc["round 7"].tolist() == [160, 1, "99.4% [96.5%, 99.9%]", "7.5% [4.3%, 12.7%]",
                                              "3.8% [1.7%, 7.9%]"]
+    assert table.loc["round 8"].tolist() == [160, 4, "97.5% [93.7%, 99.0%]", "6.9% [3.9%, 11.9%]",
+                                             "8.1% [4.8%, 13.4%]"]
     assert list(table.index) == [f"round {n}" for n in range(len(table))]
     low, high = wilson_interval(142, 160)
     assert (round(100 * low, 1), round(100 * high, 1)) == (82.9, 92.8)

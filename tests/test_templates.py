@@ -598,6 +598,24 @@ def test_challenge_88_keeps_put_call_parity_at_the_530_strike():
     assert len(values) >= 20
 
 
+def test_easy_360_keeps_equity_dearer_than_debt():
+    """Round 8 of the blind review (#32): easy_360 at level 2, seed 25 drew a beta and rates that priced equity
+    at 11.8 % against new debt at 16 %, and at level 1, seed 28, 18.4 % against 20 %: a stock with a beta of 2.2
+    cheaper than the firm's own bonds."""
+    templates = load_templates("easy")
+    (question,) = [q for q in load_dataset("easy") if q.id == "easy_360"]
+    original = {p.name: p.value for p in templates["easy_360"].parameters}
+    checked = 0
+    for seed in range(30):
+        for level in (1, 2, 3):
+            record = template_perturbations([question], templates, (level,), seed)[0]
+            if record.valid:
+                v = {**original, **record.new_values}
+                assert v["rf"] + v["beta"] * (v["rm"] - v["rf"]) > v["kd"], (seed, level, record.new_values)
+                checked += 1
+    assert checked >= 60
+
+
 def test_a_derived_given_no_drawn_input_feeds_keeps_its_text():
     """easy_645's stated modified duration follows the coupon and the maturity, not the horizon. A draw of the
     horizon alone left it as written, which the check for new values read as a value already in the question:
