@@ -260,3 +260,16 @@ def test_hostile_expressions_are_rejected_or_finite(expression, x, y):
 @given(ALLOWED_EXPRESSIONS, VALUES, VALUES)
 def test_whitelisted_expressions_with_extreme_numbers_are_rejected_or_finite(expression, x, y):
     _rejected_or_finite(expression, x, y)
+
+
+def test_wall_time_on_a_loaded_machine_does_not_fail_a_formula(monkeypatch):
+    """The evaluation budget is this thread's CPU time: a process descheduled for a second by other load (the
+    wall clock jumps) still evaluates easy_360's WACC formula, which a parallel test run once failed."""
+    clock = iter(range(0, 10_000))
+    monkeypatch.setattr(time, "perf_counter", lambda: float(next(clock)))  # one second per reading
+    monkeypatch.setattr(time, "monotonic", lambda: float(next(clock)))
+    text = ("(face*(c/2*(1-(1+y/2)**(-10))/(y/2) + (1+y/2)**(-10))*kd*(1-t) + shares*ps*(rf + beta*(rm-rf))) / "
+            "(face*(c/2*(1-(1+y/2)**(-10))/(y/2) + (1+y/2)**(-10)) + shares*ps)")
+    values = {"face": 10e6, "c": 0.08, "y": 0.1365, "kd": 0.16, "t": 0.3, "shares": 1.2e6, "ps": 10, "rf": 0.03,
+              "beta": 2.2, "rm": 0.10}
+    assert evaluate_formula(text, values) == pytest.approx(0.1552, abs=5e-4)  # B: 15.5 %
