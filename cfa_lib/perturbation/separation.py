@@ -35,15 +35,21 @@ from cfa_lib.answers import Number, gold_number_from_option, grade_number, numer
 from cfa_lib.answers.numbers import aligned_values, relative_difference
 from cfa_lib.data import Question
 from cfa_lib.perturbation.choices import evenly_spaced, grain, ordering
-from cfa_lib.perturbation.number_text import find_numbers
+from cfa_lib.perturbation.number_text import NumberText, find_numbers
 from cfa_lib.perturbation.types import PerturbationRecord
 
 TOLERANCE = 0.005  # the grading tolerance: two numbers this close are one answer
 
 
+def first_numbers(choices: Mapping[str, str]) -> dict[str, NumberText]:
+    """The first number of every option that has one, by letter in letter order: what the order, grain, sign
+    and spacing rules read of an option."""
+    return {letter: found[0] for letter, text in choices.items() if (found := find_numbers(text))}
+
+
 def option_values(choices: Mapping[str, str]) -> list[float]:
     """The first number of every option that has one, in letter order (as the order rule reads them)."""
-    return [found[0].number for text in choices.values() if (found := find_numbers(text))]
+    return [found.number for found in first_numbers(choices).values()]
 
 
 def order_broken(question: Question, record: PerturbationRecord) -> bool:
@@ -127,20 +133,15 @@ def memory_finds_key(question: Question, record: PerturbationRecord) -> bool:
 def evenly_spaced_key(record: PerturbationRecord) -> bool:
     """The key is the middle of an evenly spaced option set (`choices.evenly_spaced`: "4 / 5 / 6",
     "0.17 / 0.25 / 0.33", or key/r and key*r), so symmetry points at it without computing."""
-    values = {letter: found[0].number for letter, text in record.choices.items() if (found := find_numbers(text))}
+    values = {letter: found.number for letter, found in first_numbers(record.choices).items()}
     key = values.pop(record.correct_letter or "", None)
     return key is not None and record.flipped is None and evenly_spaced(key, values.values())
-
-
-def _grains(choices: Mapping[str, str]) -> dict[str, float]:
-    return {letter: grain(found[0].number, found[0].decimals)
-            for letter, text in choices.items() if (found := find_numbers(text))}
 
 
 def grain_singles_out_key(record: PerturbationRecord) -> bool:
     """The key's rounding step as written ("$63,100": 100; "4.00%": 1) is shared by no numeric distractor, so
     the key is the only round option (or the only odd one) and points at itself without computing."""
-    grains = _grains(record.choices)
+    grains = {letter: grain(found.number, found.decimals) for letter, found in first_numbers(record.choices).items()}
     key = grains.pop(record.correct_letter or "", None)
     return key is not None and bool(grains) and key not in grains.values()
 
@@ -153,7 +154,7 @@ def sign_singles_out_key(question: Question, record: PerturbationRecord) -> bool
     """The key is the only positive (or only negative) option both in the original and in the item: "pick the
     increase" answers from memory (easy_206: +x / -x / -3x before and after)."""
     def first(choices: Mapping[str, str]) -> dict[str, float]:
-        return {k: found[0].number for k, text in choices.items() if (found := find_numbers(text))}
+        return {letter: found.number for letter, found in first_numbers(choices).items()}
 
     return (_sign_unique(first(question.choices), question.answer)
             and _sign_unique(first(record.choices), record.correct_letter or ""))
