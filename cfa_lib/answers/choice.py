@@ -8,6 +8,7 @@ explanation is what counts; a statement naming two letters gives None.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ _CONNECTIVES = {
 }  # fmt: skip
 
 
+@functools.cache  # built once per set of letters: every MCQ reply is read with the same few
 def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
     """(tier, pattern) with a named group `letter`; tier 1 is strongest."""
     letter = rf"(?P<letter>[{letters}])(?![\w'’])"
