@@ -403,3 +403,53 @@ def test_a_value_that_rounds_to_two_options_names_none(questions):
                 "interest expense in 2017 is about $77.8 thousand.")
     assert grade_choice(questions["easy_274"], response).verdict == "no_answer"
     assert grade_choice(questions["easy_274"], "The interest expense in 2017 is about $77,780.").letter == "B"
+
+
+# --- tests/grading_corpus_kept_out_4 (in-sample after its first scoring) ----------------------------------
+
+def test_a_dot_group_in_a_decimal_comma_text_is_deferred_unless_dots_group_thousands(questions):
+    """gopen-029: '70.906' where the working writes '0,001' (decimal commas) and no number groups thousands with
+    dots is 70,906 by the text's convention or an English 70.906: a careful grader cannot tell. Where another
+    number settles the dots ('81.481,48'), the reading stands."""
+    working = "(98,782 + 98,669 − 2·98,722) / (0,001² · 98,722)\n\nFINAL ANSWER: 70.906"
+    assert grade_open_answer(questions["easy_639"], working, "stop").verdict == "judge"
+    settled = "Barwert 81.481,48; (0,001² · 98.722)\n\nFINAL ANSWER: 70.906"
+    grade = grade_open_answer(questions["easy_639"], settled, "stop")
+    assert (grade.verdict, grade.value.value) == ("incorrect", 70906)
+
+
+def test_a_participle_after_the_asked_noun_still_names_it(questions):
+    """gopen-071: 'Cash paid for salaries = ... = $22 million' states the asked cash; a later 'decline of $2
+    million' (the payable) is a second value, not the answer: deferred, never read as −$2 million. open-278: a
+    term named after its number ('$20 million expense + ...') is not the statement's value."""
+    later = ("Cash paid for salaries = expense + decrease in salaries payable = 20 + 2 = $22 million.\n\n"
+             "Salaries payable fell from $3 million to $1 million, a decline of $2 million.")
+    assert grade_open_answer(questions["easy_192"], later, "stop").verdict == "judge"
+    terms = "Cash paid for salaries = $20 million expense + $2 million reduction in salaries payable = **$22 million**."
+    grade = grade_open_answer(questions["easy_192"], terms, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", 22_000_000)
+
+
+def test_a_count_restated_in_the_asked_unit_is_a_statement(questions):
+    """gopen-074: '46.21 years' then 'That is about 555 months': the months asked for are stated; with the years
+    read as the conclusion the two values disagree, so the judge decides (never 'incorrect' on the years)."""
+    response = ("n = ln(4) / [365 × ln(1 + 0.03/365)] = 1.386294 / 0.0299988 = 46.21 years\n\n"
+                "That is about 555 months (46.21 × 12 = 554.5), i.e. roughly 46.2 years.")
+    assert grade_open_answer(questions["easy_5"], response, "stop").verdict == "judge"
+
+
+def test_a_bare_working_value_and_its_scaled_answer_are_one_value(questions):
+    """fopen2-101: 'Cash received = 100 - 10 = 90' then '$90 million': one value in two scales."""
+    response = "Cash received = Revenue − ΔAR = 100 − 10 = 90\n\n$$\\boxed{\\$90\\text{ million}}$$"
+    grade = grade_open_answer(questions["easy_189"], response, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", 90_000_000)
+
+
+@pytest.mark.parametrize(("response", "letter"), [
+    ("Согласно МСФО, метод ЛИФО не допускается ни при каких обстоятельствах.\n\nОтвет: А", "A"),  # Cyrillic А
+    ("答案：Ｃ", "C"),  # full-width
+    ("В соответствии с МСФО ЛИФО запрещён. Ответ: В.", "B"),  # the preposition В is no letter, the answer's is
+])
+def test_letters_in_other_scripts(questions, response, letter):
+    """gmcq-030 (easy_325): a Russian answer written with the Cyrillic 'А' (U+0410)."""
+    assert extract_choice(response) == letter

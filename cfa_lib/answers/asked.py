@@ -133,7 +133,10 @@ _NOUN_AFTER = re.compile(
     r"(?i)-[A-Za-z]|[ \t]+(?!(?:is|are|was|were|be|been|of|for|in|at|on|per|to|from|with|under|using|after|before|by|"
     r"equals?|comes?|works?|would|will|should|must|can|could|falls?|drops?|rises?|declines?|increases?|"
     r"reach(?:es)?|totals?|amounts?|and|or|but|so|then|thus|which|that|as|approximately|about|roughly|"
-    r"around|nearly|close|today|now|here|becomes?|stands?|gives?|yields?)\b)[A-Za-z]{2,}"
+    r"around|nearly|close|today|now|here|becomes?|stands?|gives?|yields?|"
+    # a participle opening a reduced relative clause: 'cash paid for salaries', 'the months needed to double'
+    r"paid|received|needed|required|owed|earned|generated|used|invested|spent|collected|raised|borrowed|"
+    r"deposited|withdrawn|saved|lent)\b)[A-Za-z]{2,}"
 )
 
 
@@ -190,13 +193,17 @@ def equated_value(text: str) -> Found | None:
     after = [f for f in found if last_equal < f.start and f.end <= last.end]
     if len(after) != 1 or re.search(r"[×*/÷+^(]", chain[last_equal + 1 : after[0].start]):
         return None
-    return None if _operand(chain, after[0]) else after[0]
+    return None if _operand(chain, after[0]) or _LABELLED_TERM.match(text, after[0].end) else after[0]
 
 
 # what follows a number inside an equation chain: an operator, '=', a closing bracket, an opening one
 _CONTINUES = re.compile(r"[)\]}²³¹⁰⁴-⁹%]*[(\[]|[\s)\]}²³¹⁰⁴-⁹%]*(?:[×*/÷+^=≈≅−-]|[(\[]\s*[-\d(\[]|\d)")
 # a value stated for a case only: "0.2592 for exactly four", "$94.36 at 10%", "2.62 if ..."
 _QUALIFIED = re.compile(r"(?i)\s*(?:%\s*)?(?:for|at|under|if|when|assuming|with|using)\b")
+
+
+# a term named after its number: '= $20 million expense + $2 million reduction ...'
+_LABELLED_TERM = re.compile(r"(?:[ \t]+[A-Za-z][\w'’-]*){1,3}[ \t]+[+×][ \t]")
 
 
 def _operand(text: str, found: Found) -> bool:
@@ -216,6 +223,8 @@ def _counted_value(asked: Asked, clause: str) -> Found | None:
 _METHOD_LEAD = re.compile(
     r"(?i)^[\s>*#\-•]*(?:dividing|multiplying|discounting|summing|adding|rounding|rounded)\b[^:.;]*:\s*")
 
+_RESTATED = re.compile(r"(?i)^[\s>*#\-•]*(?:that\s+is|in\s+other\s+words|equivalently)\b,?\s*")
+
 
 def statements(body: str, asked: Asked | None, stem: str = "") -> list[Reading]:
     """Every clause, in order, whose subject is the asked quantity and which equates a value to it; asides
@@ -227,8 +236,9 @@ def statements(body: str, asked: Asked | None, stem: str = "") -> list[Reading]:
     body = re.sub(r"\n(?=\s*[=≈])|\n(?=\s*\n\s*[=≈])", " ", body)  # an equation continued on the next line
     for at, sentence in sentence_spans(body):
         if is_aside(sentence, stem):
-            # "Dividing by par (100): Macaulay duration ≈ 2.68 years.": the method, then the statement
-            method = _METHOD_LEAD.match(sentence)
+            # "Dividing by par (100): Macaulay duration ≈ 2.68 years.": the method, then the statement;
+            # "That is about 555 months": a count restated in the unit the question asks for
+            method = _METHOD_LEAD.match(sentence) or (_RESTATED.match(sentence) if asked.counted else None)
             if method is None or is_aside(sentence[method.end() :], stem):
                 continue
             at, sentence = at + method.end(), sentence[method.end() :]

@@ -159,6 +159,17 @@ def _is_article(letter: str, text: str, end: int) -> bool:
     return letter in "Aa" and _letter_is_article(text, end)
 
 
+# letters that look like A-E in other scripts: Cyrillic, Greek, full-width ('Ответ: А', 'Ｂ')
+_LOOKALIKES = str.maketrans("АВСЕасеΑΒΕＡＢＣＤＥａｂｃｄｅ", "ABCEaceABEABCDEabcde")
+_LONE_LOOKALIKE = re.compile(r"(?<!\w)[АВСЕасеΑΒΕ](?=[ \t]*(?:[).:;!*\]]|$))|[Ａ-Ｅａ-ｅ]", re.MULTILINE)
+
+
+def latin_letters(body: str) -> str:
+    """A letter written in another script as its Latin twin, where it stands alone before punctuation or the end
+    of a line ('Ответ: А' is A); a Russian word such as the preposition 'В соответствии' is left alone."""
+    return _LONE_LOOKALIKE.sub(lambda m: m.group().translate(_LOOKALIKES), body)
+
+
 def has_answer_line(body: str, choices: Iterable[str] | str = "ABC") -> bool:
     """A cleaned body holds the `ANSWER: X` line the Format A prompt asks for."""
     letters = "".join(sorted({c.strip().upper() for c in choices if c.strip()}))
@@ -192,7 +203,7 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     letters = "".join(sorted({c.strip().upper() for c in choices if c.strip()}))
     if not letters or not all(c.isalpha() and len(c) == 1 for c in letters):
         raise ValueError(f"choices={choices!r} must be single letters such as 'ABC'")
-    body = clean(text)
+    body = latin_letters(clean(text))
     if not body.strip():
         return ChoiceReading(None)
     block = data_block(body)

@@ -37,9 +37,11 @@ def normalise_signs(text: str) -> str:
     text = _APOSTROPHE_GROUPED.sub(lambda m: re.sub("['’]", "", m.group()), text)
     text = _written_out(text)
     if decimal_comma(text) or dot_thousands(text):
-        text = _GROUPED_DECIMAL.sub(_as_decimal_point, text)
+        dots_settled = dots_group_thousands(text)
+        text = _GROUPED_DECIMAL.sub(lambda m: _as_decimal_point(m, dots_settled), text)
     else:  # '28,79 %' on the answer line of a text that otherwise writes points: no US reading of it exists
-        text = _COMMA_DECIMAL.sub(lambda m: _GROUPED_DECIMAL.sub(_as_decimal_point, m.group()), text)
+        text = _COMMA_DECIMAL.sub(lambda m: _GROUPED_DECIMAL.sub(lambda n: _as_decimal_point(n, True), m.group()),
+                                  text)
     text = _SPACE_GROUPED.sub(_join_space_groups, text)
     # an en/em dash directly before a number is a minus sign unless it joins a range (2019–2020)
     return re.sub(r"(?<![\w)])([–—])(?=\s?[$€£¥]?\d)", "-", text)
@@ -64,6 +66,16 @@ _DOT_GROUPS = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3}){2,}(?![\d,]|\.\d)")
 # '900.000' in a text that writes no decimal point elsewhere: 900 or 900,000 (a decimal rarely ends in '.000';
 # '3.897%' is read as written)
 AMBIGUOUS_POINT = re.compile(r"(?<![\d.,])[1-9]\d{0,2}\.000(?![\d,]|\.\d)")
+# '70.906' in a decimal-comma text where no other number groups thousands with dots: a thousands group by the
+# text's convention, or an English decimal written on the answer line
+AMBIGUOUS_DOT_GROUP = re.compile(r"(?<![\d.,])[1-9]\d{0,2}\.\d{3}(?![\d,]|\.\d)")
+# '81.481,48': dots that can only group thousands
+_DOT_GROUPED_DECIMAL = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3})+,\d+")
+
+
+def dots_group_thousands(text: str) -> bool:
+    """Some number of the text settles its dots as thousands ('1.000.000', '81.481,48')."""
+    return bool(_DOT_GROUPS.search(text) or _DOT_GROUPED_DECIMAL.search(text))
 
 
 def dot_thousands(text: str) -> bool:
@@ -86,10 +98,10 @@ def decimal_comma(text: str) -> bool:
     return writes_decimal_comma(text) and not writes_decimal_point(text)
 
 
-def _as_decimal_point(match: re.Match[str]) -> str:
+def _as_decimal_point(match: re.Match[str], dots_settled: bool) -> str:
     whole, decimals = match.group("int"), match.group("dec")
-    if AMBIGUOUS_GROUP.fullmatch(match.group()):
-        return match.group()  # '1,234': left as written, `grade_open_answer` defers on it
+    if AMBIGUOUS_GROUP.fullmatch(match.group()) or (not dots_settled and AMBIGUOUS_DOT_GROUP.fullmatch(match.group())):
+        return match.group()  # '1,234', '70.906': left as written, `grade_open_answer` defers on it
     if decimals is None and match.group("sep") == " " and not re.fullmatch(r"\d{1,3}(?: \d{3}){2,}|\d{2,3} \d{3}",
                                                                              whole):
         return match.group()  # '1 500' may be two numbers; the US rule for spaces decides

@@ -76,9 +76,11 @@ from cfa_lib.answers.commitment import (
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
 from cfa_lib.answers.key import NumericGrade, NumericKey, grade_number, numeric_key, option_value, rounding_step
 from cfa_lib.answers.locales import (
+    AMBIGUOUS_DOT_GROUP,
     AMBIGUOUS_GROUP,
     AMBIGUOUS_POINT,
     CJK_NUMERALS,
+    dots_group_thousands,
     normalise_signs,
     writes_decimal_comma,
     writes_decimal_point,
@@ -322,6 +324,9 @@ def _ambiguous_format(reading: Reading, text: str) -> str:
     left unread ('1,5' next to '0.65'), a number inside a CJK numeral not read in full ('1億6千万')."""
     if writes_decimal_comma(text) and AMBIGUOUS_GROUP.search(reading.token):
         return f"'{reading.token.strip()}' in a text written with decimal commas is a decimal or a thousands group"
+    if writes_decimal_comma(text) and not dots_group_thousands(text) and AMBIGUOUS_DOT_GROUP.search(reading.token):
+        return f"'{reading.token.strip()}' in a text written with decimal commas, where no number groups thousands " \
+               "with dots, is a thousands group or a decimal point"
     if not writes_decimal_point(text) and AMBIGUOUS_POINT.search(reading.token):
         return f"'{reading.token.strip()}' in a text that writes no other decimal point is a decimal or a thousands " \
                "group"

@@ -99,6 +99,8 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
     in_region = reading.at <= last.position < reading.at + len(reading.region)
     another = comments(reading, body, stem) or bool(re.search(r"(?i)\bwould\b", value_clause(reading))) or (
         asked.specific and not mentions(asked, reading.region) and names_a_measure(reading))
+    if _scaled_restatement(last.number, reading.number):  # '... = 100 - 10 = 90', then '$90 million'
+        return reading
     agree = match(reading) == match(last)
     # when both agree, a restatement in the statement's own sentence ("= 2.8286, so about 2.83") is kept
     later = last.position < reading.position and (not agree or _sentence_of(body, last) != _sentence_of(body, reading))
@@ -107,6 +109,13 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
     if agree:
         return reading
     return f"two committed values: {show(last)} stated for the asked quantity, {show(reading)} read as the conclusion"
+
+
+def _scaled_restatement(bare: Number, scaled: Number) -> bool:
+    """A bare number and the same number with a scale word ('90', then '$90 million'): one value, written
+    in the stem's units in the working and in full in the answer."""
+    return bare.unit is None and scaled.unit is not None and bare.value != 0 and any(
+        abs(scaled.value - bare.value * scale) <= 1e-9 * abs(scaled.value) for scale in (1e3, 1e6, 1e9))
 
 
 def _committed_before(body: str, stem: str, reading: Reading, key_unit: str | None) -> Reading | None:

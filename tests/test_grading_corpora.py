@@ -1,0 +1,30 @@
+"""Every hand-labelled grading corpus keeps its score: no more wrong decisions and no fewer rows settled than
+recorded here (benchmarks/grading.py prints the full tables). A change to the reader that trades a wrong verdict
+somewhere else for a fix here fails this test; a better score is recorded by lowering or raising the numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.grading import DEFAULT_CORPORA, corpus_report
+
+# corpus: (wrong decisions at most, rows covered at least, rows)
+RECORDED = {
+    "grading_corpus": (0, 357, 357),
+    "grading_corpus_commitment": (0, 239, 240),
+    "grading_corpus_blind": (2, 256, 256),
+    "grading_corpus_fresh": (0, 251, 255),
+    "grading_corpus_kept_out": (0, 163, 172),
+    "grading_corpus_kept_out_2": (0, 308, 350),
+    "grading_corpus_kept_out_3": (0, 158, 170),
+    "grading_corpus_kept_out_4": (0, 144, 160),
+}
+
+
+@pytest.mark.parametrize("corpus", DEFAULT_CORPORA, ids=[c.name for c in DEFAULT_CORPORA])
+def test_corpus_keeps_its_score(corpus):
+    _, overall = corpus_report(corpus)
+    wrong, covered, rows = RECORDED[corpus.name]
+    assert overall.rows == rows
+    assert overall.decided - overall.right <= wrong, f"{overall.decided - overall.right} wrong decisions"
+    assert overall.covered >= covered
