@@ -6,7 +6,8 @@
 
 Each corpus directory holds `open.jsonl` and/or `mcq.jsonl` in the format of tests/grading_corpus/README.md
 (`question_id`, `class`, `response`, `finish_reason`, `expected_verdict`, and `expected_value` or
-`expected_letter`). Every corpus is reported on its own, per class and overall:
+`expected_letter`); a row on a perturbed item carries the item itself in `question` (`dataset`, `stem`,
+`choices`, `answer`). Every corpus is reported on its own, per class and overall:
 
 * precision: of the rows the code DECIDES (any verdict but `judge`), the share whose verdict equals the
   label. A row labelled `judge` that the code decides counts as a wrong decision; a `judge` returned for
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cfa_lib.answers import grade_choice, grade_open_answer
-from cfa_lib.data import dataset_of, load_dataset, questions_by_id
+from cfa_lib.data import Question, dataset_of, load_dataset, questions_by_id
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPORA = [ROOT / "tests" / name for name in
@@ -79,9 +80,19 @@ def corpus_rows(corpus: Path) -> list[tuple[str, dict]]:
     return rows
 
 
+def corpus_question(row: dict) -> Question:
+    """The question a row answers: a dataset question by id, or the perturbed item the row carries frozen in its
+    `question` field (stem, choices, answer), so that a later change to the templates cannot change the row."""
+    item = row.get("question")
+    if item is None:
+        return questions_by_id(dataset_of(row["question_id"]))[row["question_id"]]
+    return Question(id=row["question_id"], dataset=item["dataset"], index=-1, stem=item["stem"],
+                    choices=dict(item["choices"]), answer=item["answer"])
+
+
 def score_row(kind: str, row: dict) -> Tally:
     """One row's contribution: decided or deferred, right or wrong, its value read exactly or not."""
-    question = questions_by_id(dataset_of(row["question_id"]))[row["question_id"]]
+    question = corpus_question(row)
     label = row["expected_verdict"]
     if kind == "open":
         grade = grade_open_answer(question, row["response"], row["finish_reason"])
