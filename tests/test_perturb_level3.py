@@ -19,14 +19,15 @@ def _level3(dataset: str, question_id: str):
     return question, [r for r in records if r.valid]
 
 
-@pytest.mark.parametrize(("dataset", "question_id"), [("easy", "easy_7"), ("challenge", "challenge_87")])
-def test_a_level3_item_is_not_answered_from_memory_of_the_original(dataset, question_id):
+@pytest.mark.parametrize(("dataset", "question_id", "stems"), [("easy", "easy_7", 5), ("challenge", "challenge_87", 4)])
+def test_a_level3_item_is_not_answered_from_memory_of_the_original(dataset, question_id, stems):
     """Before #32, easy_9's level 3 (no template since round 8 of the review) stated the original key (8.0%) and
     asked for €500,000, a number of the original stem, with the same stem at every seed; challenge_87 asked for
-    the original $510.40."""
+    the original $510.40. challenge_87's no-arbitrage bounds leave the 510 call between 9.62 and 10.65, stated
+    through a breakeven move written to 0.01 % (about 20 stems): two of five seeds may draw the same one."""
     question, valid = _level3(dataset, question_id)
     assert len(valid) >= 2, question_id
-    assert len({r.question for r in valid}) == len(valid)  # one stem per seed
+    assert len({r.question for r in valid}) >= stems  # a new stem at (nearly) every seed
     assert not any(answer_in_original(question, r) for r in valid)
     assert not any(count_span(r.question, question.correct_text.rstrip(". ")) for r in valid)  # the key not stated
 

@@ -693,3 +693,20 @@ def test_rederivation_refuses_a_distractor_that_rounds_to_the_rounded_key():
     record.choices = record.choices | {other: f"{record.new_answer_value:.1f}"}  # "0.5" for 0.50774: also the key
     reason = rederive(question, shipped, check, record)[0]
     assert "at their written precision" in reason and other in reason.split(" are ")[1]
+
+
+def test_challenge_87_keeps_the_510_call_above_the_put_as_parity_requires():
+    """Round 9 of the blind review (#32): challenge_87's level 3 at seed 31 asked for a 510 call premium of 8.90
+    with the put at 9.22 and the stock at 510.40: C - P = -0.32 below S - K = +0.40 (no dividends), and the
+    500/510 box cost 10.61 for a 10 payoff. The domain allowed it (parity within ±0.95), and level 3 checked the
+    drawn call, not the one its stated answer implies: at seeds 0-34, 24 of 35 items broke parity."""
+    templates = load_templates("challenge")
+    (question,) = [q for q in load_dataset("challenge") if q.id == "challenge_87"]
+    checked = 0
+    for seed in range(35):
+        record = template_perturbations([question], templates, (3,), seed)[0]
+        if record.valid:
+            c, p, s = (record.new_values[name] for name in ("c", "p", "s"))
+            assert c - p > s - 510 and c - p >= 0.29 - 1e-9, (seed, record.new_values)
+            checked += 1
+    assert checked >= 30

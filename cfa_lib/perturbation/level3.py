@@ -117,6 +117,8 @@ def _attempt(question: Question, verification: Verification, check: TemplateChec
     if solved is None or relative_difference(solved, values[unknown]) > STATED_ANSWER_TOL:
         return f"the stated answer {stated} does not imply the drawn {unknown}"
     values = verification.with_derived({**values, unknown: solved})  # a stated given that follows the unknown
+    if broken := check.domain.broken(values):  # the unknown the stated answer implies, not only the one drawn
+        return f"outside the validity domain: {broken}"
     old_spans, new_spans = _changed_spans(verification, names[1:], numbers, values)  # type: ignore[arg-type]
     pairs = [(old, new) for old, new in zip(old_spans, new_spans, strict=True) if count_span(edited, old)]
     if any(count_span(question.stem, new) for _, new in pairs) or len({new for _, new in pairs}) != len(pairs):

@@ -165,11 +165,14 @@ was redone on fresh draws. From round 5 the reviewers also said whether the item
 memory of the original question and whether its options point at the key. Round 6 (seeds 15-19) counted a
 kept key letter as memory: 62 of its 160 items kept the original's letter, so since then a numeric key
 moves to another letter, the option nearest the remembered answer is never the key, and no key sits in the
-middle of evenly spaced options. Rounds 7 and 8 (seeds 20-29) reviewed those items: most items answerable
-from memory are decisions that kept their key, as half the decision draws do by design. Their defects were
-fixed since as classes, not yet reviewed again: challenge_88 at level 3 (a 530 call that broke put-call
-parity) and easy_360 (a cost of equity below the cost of the firm's debt) by domain conditions; easy_9 (a
-rebuilt '15.7% compounded daily' was right for its own convention beside the key) has no template since.
+middle of evenly spaced options. Rounds 7 to 9 (seeds 20-34) reviewed those items: most items answerable
+from memory are decisions that kept their key, as half the decision draws do by design (round 9: 8 of its
+12). The defects of rounds 7 and 8 were fixed as classes: challenge_88 at level 3 (a 530 call that broke
+put-call parity) and easy_360 (a cost of equity below the cost of the firm's debt) by domain conditions;
+easy_9 (a rebuilt '15.7% compounded daily' was right for its own convention beside the key) has no template
+since. Round 9 found one: challenge_87 at level 3 asked for a 510 call below the 510 put with the stock above
+the strike (put-call parity broken); its domain now keeps C - P above S - K, and a level-3 item checks the
+domain at the unknown its stated answer implies, not only at the drawn one. Not reviewed again since.
 Interval: 95% Wilson. The rows are in `datasets/templates/review.jsonl`.
 """),
     code("notebook_tables.template_review()"),
