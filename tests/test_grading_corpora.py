@@ -18,6 +18,7 @@ RECORDED = {
     "grading_corpus_kept_out_2": (0, 308, 350),
     "grading_corpus_kept_out_3": (0, 158, 170),
     "grading_corpus_kept_out_4": (0, 144, 160),
+    "grading_corpus_fresh_2": (16, 290, 310),
 }
 
 
