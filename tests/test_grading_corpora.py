@@ -15,10 +15,10 @@ RECORDED = {
     "grading_corpus_blind": (2, 256, 256),
     "grading_corpus_fresh": (0, 251, 255),
     "grading_corpus_kept_out": (0, 163, 172),
-    "grading_corpus_kept_out_2": (0, 308, 350),
+    "grading_corpus_kept_out_2": (0, 309, 350),
     "grading_corpus_kept_out_3": (0, 158, 170),
     "grading_corpus_kept_out_4": (0, 144, 160),
-    "grading_corpus_fresh_2": (16, 290, 310),
+    "grading_corpus_fresh_2": (1, 289, 310),
 }
 
 

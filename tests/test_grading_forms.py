@@ -5,10 +5,18 @@ Each case is written here (not copied from tests/grading_corpus_fresh/); each fa
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
+
 import pytest
 
-from cfa_lib.answers import extract_choice, grade_choice, grade_open_answer
-from cfa_lib.data import load_dataset
+from benchmarks.grading import corpus_question
+from cfa_lib.answers import Number, extract_choice, grade_choice, grade_open_answer
+from cfa_lib.answers.key import option_value
+from cfa_lib.data import Question, load_dataset
+
+CORPUS_2 = Path(__file__).resolve().parent / "grading_corpus_fresh_2"
 
 
 @pytest.fixture(scope="module")
@@ -452,4 +460,72 @@ def test_a_bare_working_value_and_its_scaled_answer_are_one_value(questions):
 ])
 def test_letters_in_other_scripts(questions, response, letter):
     """gmcq-030 (easy_325): a Russian answer written with the Cyrillic 'А' (U+0410)."""
+    assert extract_choice(response) == letter
+
+
+# --- tests/grading_corpus_fresh_2 (written blind on perturbed items; in-sample after its first scoring) ----------
+
+def _fresh_2(row_id: str) -> tuple[Question, dict]:
+    """A row of the fresh corpus 2 and the question it answers (a perturbed item frozen in the row)."""
+    for name in ("open", "mcq"):
+        for line in (CORPUS_2 / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row["id"] == row_id:
+                return corpus_question(row), row
+    raise KeyError(row_id)
+
+
+def test_a_no_break_space_before_the_scale_word_keeps_the_scale():
+    """H-open-028 (cf-easy_142-L3-s44): the stem writes '$266\u00a0million' and the rebuilt options copy it; the
+    option was read as $266, so '266.1 (USD millions)' was graded incorrect. A generated level-3 item's key in
+    millions was wrong for every answer."""
+    assert option_value("$266\u00a0million.") == Number(266_000_000, "$")
+    question, row = _fresh_2("H-open-028")
+    grade = grade_open_answer(question, row["response"], "stop")
+    assert grade.verdict == "correct" and math.isclose(grade.value.value, 266_100_000)
+
+
+def test_a_bare_number_is_read_in_the_scale_every_amount_of_the_stem_uses(questions):
+    """H-open-039: '65.9' against '£66 million.' where the stem writes '£24 million': a careful grader reads
+    £65.9 million. easy_192 likewise ('$20 million', '$3 million', '$1 million'). Where the stem writes
+    amounts in full (easy_513: 'EBITDA = $22,000,000'), a bare '169' is the key only in the options' scale:
+    the judge decides. A number written in full ('22,000,000') is never scaled."""
+    question, row = _fresh_2("H-open-039")
+    assert grade_open_answer(question, row["response"], "stop").verdict == "correct"
+    assert grade_open_answer(questions["easy_192"], "FINAL ANSWER: 22", "stop").value.value == 22_000_000
+    wrong = grade_open_answer(questions["easy_192"], "FINAL ANSWER: 18", "stop")
+    assert (wrong.verdict, wrong.value.value) == ("incorrect", 18_000_000)
+    assert grade_open_answer(questions["easy_192"], "FINAL ANSWER: 22,000,000", "stop").verdict == "correct"
+    assert grade_open_answer(questions["easy_513"], "FINAL ANSWER: 169", "stop").verdict == "judge"
+
+
+@pytest.mark.parametrize(("row_id", "verdict", "value"), [
+    ("H-open-035", "correct", 2_160_000),  # '$21.6 lakh': a lakh is 100,000
+    ("H-open-032", "correct", 107.215),  # '$1,072.15 per $1,000 par' against a price per 100 of par
+    ("H-open-107", "correct", 2.5),  # 'declined by about 2.5%' answers 'The decline ... is closest to'
+    ("H-open-095", "correct", None),  # 'Roughly CHF 790–800 per unit; call it CHF 794.'
+    ("H-open-088", "no_answer", None),  # '... about 21.9 under the first and 4.16 under the second'
+    ("H-open-198", "no_answer", None),  # '≈ 0.30 if ... standard deviations; if they are ... variances, ≈ 0.20'
+    ("H-open-011", "judge", None),  # '658,824 contracts': its only own comma group ('$112,000' is the stem's)
+    ("H-open-109", "judge", None),  # 'loss on sale of €2.3 million' after '€16 million': never €16m incorrect
+])
+def test_fresh_corpus_2_forms(row_id, verdict, value):
+    question, row = _fresh_2(row_id)
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert grade.verdict == verdict, (grade, row["note"])
+    if value is not None:
+        assert math.isclose(grade.value.value, value, rel_tol=1e-9)
+
+
+def test_a_par_basis_the_question_does_not_state_is_the_judges(questions):
+    """'per $1,000 par' against a question that names no par basis: which basis the key uses is not known."""
+    grade = grade_open_answer(questions["easy_192"], "FINAL ANSWER: $22 per $1,000 par", "stop")
+    assert grade.verdict == "judge"
+
+
+@pytest.mark.parametrize(("response", "letter"), [
+    ("FIFO COGS = 115,936.\n\nANSWER: ~~B~~ A", "A"),  # H-mcq-044: a struck letter corrected
+    ("ANSWER: ~~A~~ C?", None),  # the manual's example: a retracted letter beside a doubted one
+])
+def test_a_struck_letter_then_another(response, letter):
     assert extract_choice(response) == letter

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from cfa_lib.answers import extract_number, gold_number_from_option, open_key
-from cfa_lib.answers.commitment import stem_unit
+from cfa_lib.answers.question_unit import stem_unit
 from cfa_lib.data import load_dataset
 from cfa_lib.experiments import three_tier as tt
 from cfa_lib.experiments.loading import load_run

@@ -46,6 +46,11 @@ _ASK_VERB = re.compile(
     r"(?i)^(?P<np>.+?)\s+(?:is|are|was|were|will\s+be|would\s+be|should\s+be|must\s+be)\s*(?:closest\s+to|"
     r"equal\s+to|most\s+likely|approximately|best\s+(?:estimated|described)\s+as|at\s+least)?\s*[:?]?\s*$"
 )
+# "Which of the following amounts is most likely the loss on the sale?": the noun after the verb is asked
+_WHICH_IS = re.compile(
+    r"(?i)\bwhich\s+of\s+the\s+following(?:\s+[a-z]+){0,2}\s+(?:is|are|would\s+be)\s+(?:most\s+likely\s+|closest\s+to\s+|"
+    r"best\s+described\s+as\s+)?(?P<np>the\s+[^?:]+?)\s*[?:.]?\s*$"
+)
 _ASK_WHAT = re.compile(
     r"(?i)\b(?:what|how\s+much|how\s+many)\s+(?:is|are|was|were|will\s+be|would\s+be)?\s*(?P<np>.+)$"
 )
@@ -97,6 +102,8 @@ def asked_phrase(stem: str) -> str:
         phrase = re.split(r"(?i)\b(?:if|when|whether|unless|because|once)\b", phrase)[-1]
     elif _SET_AT.search(sentence):  # "The company will most likely set its price at:"
         phrase = _SET_AT.search(sentence).group("np")
+    elif which := _WHICH_IS.search(sentence):
+        phrase = which.group("np")
     else:  # "what is the probability that ...", "how many unique covariance terms, excluding variances, ..."
         what = _ASK_WHAT.search(sentence)
         phrase = re.split(r"[,;(]", what.group("np"))[0] if what else ""
@@ -167,7 +174,7 @@ def _mention_patterns(asked: Asked) -> tuple[re.Pattern[str], re.Pattern[str] | 
 # a cue that equates what precedes it with the value right after it: "is", "=", ":", "|" (a table), "falls to";
 # "of" and "at" only right after the mention ("a duration of 2.62", "priced at 98.11", not "instead of 200 units")
 _CUE = re.compile(
-    r"(?i)(?:[=≈≅:|]|^\s*(?:of|at)\b|\b(?:is|are|was|were|equals?|comes\s+(?:out\s+)?to|works\s+out\s+to|be|(?:falls?|drops?|"
+    r"(?i)(?:[=≈≅:|]|^\s*(?:on\s+(?:the\s+)?[a-z]+\s+)?(?:of|at)\b|\b(?:is|are|was|were|equals?|comes\s+(?:out\s+)?to|works\s+out\s+to|be|(?:falls?|drops?|"
     r"rises?|declines?|increases?|climbs?|amounts?)\s+to|reach(?:es)?|totals?)\b)[\s*]*(?:(?:approximately|about|"
     r"roughly|around|nearly|close\s+to|then|only|just|equal\s+to|therefore|thus|hence)\s+)*"
     r"(?=(?:[A-Z]{3}\s?)?[$€£¥(+-]?\s?\d|\()"

@@ -142,7 +142,13 @@ _ANSWER_LINE = (
     r"(?im)^[ \t>#*_\-•]*(?:final[ \t]+)?answer[ \t*_]*(?:[:：]|[ \t]*[-–—]+)[ \t*_~(\[]*"
     r"(?P<letter>[{letters}])(?![\w'’])"
 )
-_STRUCK = re.compile(r"~~\s*\(?([A-Z])\)?\s*~~")  # "~~A~~ C?": a retracted letter next to another
+# "~~A~~ C?": a retracted letter next to a doubted one (two letters); "~~B~~ A": a correction to A
+_STRUCK = re.compile(r"~~\s*\(?([A-Z])\)?\s*~~(?P<corrected>\s*\(?[A-Z]\)?(?![\w?])(?!\s*\?))?")
+
+
+def _struck(match: re.Match[str]) -> str:
+    return match.group("corrected") or f"{match.group(1)} or"
+
 # "not A or C — it's B", "the answer is not C but B": a negation that commits to the remaining letter
 _NEGATED = r"(?i:option\s+)?[{letters}](?:\s*\([^)]*\))?"  # "A (simple discount)"
 _NEGATION = r"(?i:\bnot)\s+" + _NEGATED + r"(?:\s*(?:,|(?i:or|nor|and))\s*" + _NEGATED + ")*" \
@@ -218,7 +224,7 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
             said = read_choice(prose, letters).letter
             return ChoiceReading(named.pop()) if said in (None, *named) else ChoiceReading(
                 None, "the prose and the JSON answer name different letters")
-    body = _STRUCK.sub(r"\1 or", body)
+    body = _STRUCK.sub(_struck, body)
     lines = _answer_lines(body, letters)
     if lines:
         last = lines[-1]

@@ -8,17 +8,17 @@ Each rule is a short list of phrases, tested on the hand-labelled corpus (tests/
 * `is_aside` / `main_clause`: sentences and clauses that comment on the answer rather than state it
   (comparisons, hypotheticals, restatements, "of which", "i.e. a premium of ...");
 * `apply_sign_words`: "a decline of 10.90 %" and "a 3.49 % decline" are negative; "falls to 95.00" stays a level;
-* `direction_agreement`: buy/sell, gain/loss, receive/pay, ... of a value against the key's words;
-* `stem_unit`: "in basis points", "(€ millions)" in the question scale a bare number.
+* `direction_agreement`: buy/sell, gain/loss, receive/pay, ... of a value against the key's words.
+
+What the question itself asks (its unit, a difference, a change) is `question_unit`'s.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-from dataclasses import dataclass
 
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Found, Number, relative_error, scan_numbers, scan_values
+from cfa_lib.answers.question_unit import asks_difference
 
 # --- the FINAL ANSWER line -----------------------------------------------------------------------------
 _FINAL_LINE = re.compile(r"(?im)^[ \t>#*_\-•]*final[ \t]+answer[ \t*_]*[:：][ \t*_]*(?P<rest>.*)$")
@@ -86,7 +86,9 @@ _HEDGE = re.compile(
     r"|\b(?:not\s+sure|unsure)\s+(?:which|whether)\b|\b(?:could|might)\s+also\s+be\b"
     rf"|{_NUM}{_UNIT}\s+if\b[^.;]*[,;]\s*(?:and\s+|or\s+)?{_NUM}{_UNIT}\s+if\b"  # "$70 if regulated, $120 if not"
     # "$69.33 under the first reading or $66.67 under the second"
-    rf"|{_NUM}{_UNIT}\s+(?:under|with|on|using|in)\s+(?:the\s+)?(?:first|one|former)\b[^.;]{{0,60}}?\bor\s+{_NUM}"
+    rf"|{_NUM}{_UNIT}\s+(?:under|with|on|using|in)\s+(?:the\s+)?(?:first|one|former)\b[^.;]{{0,60}}?\b(?:or|and)\s+{_NUM}"
+    # "≈ 0.30 if they are standard deviations; if they are variances, ... ≈ 0.20"
+    rf"|{_NUM}{_UNIT}\s+if\b[^;\n]{{0,100}};\s*(?:but\s+|whereas\s+)?if\b[^\n]{{0,160}}?{_NUM}"
     # "it depends" in the other languages answers come in: cela dépend, depende de, hängt davon ab, 取决于, 次第,
     # によって異なる, 에 따라 달라집니다
     r"|\b(?:cela|ça|tout)\s+d[ée]pend\b|\bdepende\s+d[eo]\b|\bh[äa]ngt\b[^.]{0,40}\bab\b|取决于|视[^。]{0,12}而定|次第|によって(?:異な|変わ|違)"
@@ -97,6 +99,7 @@ _HEDGE = re.compile(
 UNDECIDED = re.compile(
     r"(?i)\b(?:could|might|may)\s+be\s+either\b|\beither\s+(?:one\s+|of\s+(?:these|them|the\s+two)\s+)?"
     r"(?:could|might|may)\b|\bcan['’]?t\s+(?:say|tell)\s+which\b|\bcannot\s+(?:say|tell)\s+which\b"
+    r"|\b(?:can['’]?t|cannot)\s+pin\s+(?:this|it|that)\s+down\b|\bwithout\s+knowing\s+which\b"
 )
 # "8.0% or 8.16%", "2.83 or maybe the 2.62 figure": two values joined by "or" (a restatement of one value,
 # "0.15, or 15%", is not a hedge)
@@ -377,74 +380,3 @@ def leaves_open(key: set[Direction], text: str) -> bool:
         if re.search(rf"(?i){one}{joined}{other}|{other}{joined}{one}", text):
             return True
     return False
-
-
-# --- units the question asks for ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class StemUnit:
-    """The unit a question asks its answer in: basis points, or a money scale (× 1e6 for millions)."""
-
-    bps: bool = False
-    scale: float = 1.0
-    currency: str | None = None
-
-
-_SCALE_WORDS = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
-
-
-def stem_unit(stem: str) -> StemUnit | None:
-    """'in basis points', '(in millions)', '(€ millions)', 'in thousands' in the question sentence."""
-    question = stem.rsplit("Question:", 1)[-1]
-    question = re.split(r"(?<=[.?!])\s+(?=[A-Z])", question.strip())[-1]
-    if re.search(r"(?i)\bin\s+(?:basis\s+points|bps)\b", question):
-        return StemUnit(bps=True)
-    scale = re.search(r"(?i)\(\s*(?:in\s+)?(?P<cur>[$€£¥])?\s*(?P<word>thousands|millions|billions)\s*\)"
-                      r"|\bin\s+(?P<cur2>[$€£¥])?\s*(?P<word2>thousands|millions|billions)\b", question)
-    if scale:
-        word = (scale.group("word") or scale.group("word2")).lower()
-        return StemUnit(scale=_SCALE_WORDS[word], currency=scale.group("cur") or scale.group("cur2"))
-    return None
-
-
-_ASKS_DIFFERENCE = re.compile(
-    r"(?i)\bthe\s+difference\b[^?:]*\b(?:is|are|was|were|will\s+be|would\s+be)\s*(?:closest\s+to|approximately|"
-    r"equal\s+to|most\s+likely)?\s*[:?]?\s*$|\bhow\s+much\s+(?:more|less|higher|lower|greater|larger|smaller)\b"
-    r"|\bby\s+how\s+much\b"
-)
-
-
-@functools.lru_cache(maxsize=4096)
-def asks_difference(stem: str) -> bool:
-    """The question asks for a difference ('the difference in its interest earnings compared with ... is closest
-    to:', 'how much more ...'): 'about €6 more' then states the answer, it does not compare it."""
-    question = stem.rsplit("Question:", 1)[-1]
-    question = re.split(r"(?<=[.?!])\s+(?=[A-Z])", question.strip())[-1]
-    return bool(_ASKS_DIFFERENCE.search(question))
-
-
-_ASKS_CHANGE = re.compile(r"(?i)\b(?:change|impact|effect|increase|decrease|decline|drop|fall|rise|gain|loss|return|"
-                          r"difference)s?\b")
-
-
-@functools.lru_cache(maxsize=4096)
-def asks_change(stem: str) -> bool:
-    """The question asks for a change ('the percentage change in ...', 'the rate of return'), not a level: of
-    'drops by $7.14, to $17.86' the change answers it, otherwise the level does."""
-    question = stem.rsplit("Question:", 1)[-1]
-    question = re.split(r"(?<=[.?!])\s+(?=[A-Z])", question.strip())[-1]
-    return bool(_ASKS_CHANGE.search(question))
-
-
-_SCALED_TOKEN = re.compile(r"(?i)thousand|million|billion|trillion|\d\s*(?:k|m|mm|mn|bn|b|tn|mio)\b")
-
-
-def in_stem_unit(number: Number, token: str, unit: StemUnit | None) -> Number:
-    """A bare number read in the unit the stem asks for: 236 → 2.36 % in basis points; 100 → 100,000,000 in
-    (€ millions). Numbers that carry their own unit or scale word are left alone."""
-    if unit is None:
-        return number
-    if unit.bps:
-        return Number(number.value / 100, PERCENT) if number.unit is None else number
-    if number.unit == PERCENT or _SCALED_TOKEN.search(token):
-        return number
-    return Number(number.value * unit.scale, number.unit or unit.currency)

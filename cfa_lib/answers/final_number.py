@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from cfa_lib.answers.commitment import (
     apply_sign_words,
     aside_number,
-    asks_change,
-    asks_difference,
     is_aside,
     main_clause,
     restated_fact,
@@ -28,13 +26,14 @@ from cfa_lib.answers.commitment import (
 )
 from cfa_lib.answers.locales import normalise_signs
 from cfa_lib.answers.numbers import Found, Number, scan_numbers, scan_values
+from cfa_lib.answers.question_unit import asks_change, asks_difference
 from cfa_lib.answers.text import clean
 
 _CUE_BEFORE = re.compile(
     r"(?i)(?:=|≈|≅|~|:|→|=>|->|\b(?:is|are|was|were|be|equals?|equal\s+to|approximately|approx\.?|about|around|"
     r"roughly|nearly|close\s+to|closest\s+to|becomes|gives|yields|totals?|total\s+of|reaches|amounts?\s+to|"
     r"gain(?:s|ed)|earn(?:s|ed)|return(?:s|ed)|los(?:es|t)|gr(?:ows|ew)|shr(?:inks|ank)|"
-    r"comes?\s+to|answer|i\.e\.|namely|(?:falls?|fell|drops?|dropped|declines?|goes\s+back|rises?|rose|increases?|"
+    r"comes?\s+to|answer|i\.e\.|namely|call\s+it|(?:let['’]?s|I['’]d)\s+say|I['’]ll\s+(?:go\s+with|take)|(?:falls?|fell|drops?|dropped|declines?|goes\s+back|rises?|rose|increases?|"
     r"increased)\s+to|(?:increase|decrease|decline|rise|fall|drop|loss|gain|change)[sd]?\s+(?:of|by)"
     r"|(?:falls?|fell|drops?|dropped|declines?|declined|decreases?|decreased|rises?|rose|increases?|increased)"
     r"(?:\s+by)?\s+(?:about|approximately|roughly|around)"
@@ -79,11 +78,14 @@ _LEVEL_AFTER_CHANGE = re.compile(
     r"(?i)\bby\s+(?:about\s+|approximately\s+|roughly\s+)?[-+$€£¥]?\d[\d,.]*\s*(?:%|bps|basis\s+points)?,?\s+to\s*$")
 
 
+_CURRENCY_CODES = "CHF|USD|EUR|GBP|JPY|CAD|AUD|HKD|SGD|NZD|SEK|NOK|DKK|INR|CNY|RMB|ZAR|BRL|MXN"
+
+
 def _score(text: str, found: Found, difference: bool = False, change: bool = False) -> float:
     before = text[: found.start]
     after = text[found.end :]
     score = 0.0
-    cue_text = re.sub(r"[\s*_(`$€£¥]+$", "", before)
+    cue_text = re.sub(rf"(?:[\s*_(`$€£¥]|\b(?:{_CURRENCY_CODES}))+$", "", before)  # 'call it CHF 794': the cue
     cue = _CUE_BEFORE.search(cue_text)
     if cue and cue.group().lstrip().startswith(":") and _ends_in_value(cue_text[: cue.start()]):
         cue = None  # "gained 13.89%: 8% in euros, plus ...": the colon explains the value before it
@@ -99,7 +101,7 @@ def _score(text: str, found: Found, difference: bool = False, change: bool = Fal
         score -= 2
     if re.search(r"(?i)\b(?:than|vs\.?|versus|compared\s+(?:with|to))\s+(?:the|a|an)\s+[\w\s-]{0,30}$", before[-60:]):
         score -= 3  # "lower than the unconditional rate of 5%"
-    other_currency = re.search(r"\b(?:CHF|CAD|AUD|HKD|SGD|NZD|SEK|NOK|DKK|INR|CNY|RMB|ZAR|BRL|MXN)\s?$", before)
+    other_currency = re.search(rf"\b(?:{_CURRENCY_CODES})\s?$", before)
     scale_word = re.match(r"(?i)\s?(?:thousand|million|billion|trillion)", after)
     if found.number.unit is not None or other_currency or scale_word:
         score += 2

@@ -34,6 +34,8 @@ def normalise_signs(text: str) -> str:
     words of other languages written out (`_written_out`), a text written with decimal commas read in its
     locale (`decimal_comma`), thousands grouped by spaces or thin spaces ('1 003 333', '€644 161') to commas."""
     text = re.sub("[\u2212\u2012\u2011\ufe63\uff0d]", "-", text).replace("₤", "£")
+    # a no-break or thin space is a space except between digits, where it groups thousands ('$266\u00a0million')
+    text = re.sub(r"(?<!\d)[\u00a0\u202f\u2009]|[\u00a0\u202f\u2009](?!\d)", " ", text)
     text = _APOSTROPHE_GROUPED.sub(lambda m: re.sub("['’]", "", m.group()), text)
     text = _written_out(text)
     if decimal_comma(text) or dot_thousands(text):

@@ -54,6 +54,7 @@ _CORE = re.compile(rf"(?<![\d.,])(?:{DIGITS})(?![\d])")
 _SCALES = {
     "thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "mm": 1e6, "m": 1e6, "mio": 1e6,
     "billion": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12, "tn": 1e12,
+    "lakh": 1e5, "lakhs": 1e5, "crore": 1e7, "crores": 1e7,  # South Asian grouping words
 }  # fmt: skip
 _CODES = {"usd": "$", "us$": "$", "eur": "€", "gbp": "£", "jpy": "¥"}
 _WORD_CURRENCIES = {
@@ -185,7 +186,7 @@ def scan_numbers(text: str) -> list[Found]:
         suffix = re.match(
             r"(?i)[ \t]*(?P<pct>%|percent\b|per\s?cent\b|pct\b|percentage\s+points?\b)"
             r"|[ \t]*(?P<bps>bps\b|bp\b|basis\s+points?\b)"
-            r"|[ \t]*(?P<word>thousand|million|billion|trillion|mn|bn|tn|mio)\b"
+            r"|[ \t]*(?P<word>thousand|million|billion|trillion|mn|bn|tn|mio|lakhs?|crores?)\b"
             r"|(?P<short>k|m|mm|b)(?![A-Za-z])",
             right,
         )

@@ -65,11 +65,9 @@ from cfa_lib.answers.commitment import (
     ends_on_condition,
     final_answer_line,
     has_refusal,
-    in_stem_unit,
     is_hedge,
     is_refusal,
     leaves_open,
-    stem_unit,
     without_captions,
     without_remarks,
 )
@@ -95,6 +93,7 @@ from cfa_lib.answers.numbers import (
     spell_numbers,
     symmetric_values,
 )
+from cfa_lib.answers.question_unit import SCALED_TOKEN, in_stem_unit, stem_unit
 from cfa_lib.answers.settle import settle
 from cfa_lib.answers.structured import answer_fields, json_reply
 from cfa_lib.answers.text import clean
@@ -282,12 +281,25 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     """The committed value against the window, then its direction words against the key's ('sell 263'
     against 'Buy 263 ...' is incorrect; 'a loss of $1,300' answers 'the maximum possible loss')."""
     value = _in_stem_unit(reading, question)
+    if value.value < 0 < reading.found.number.value and key.gold.value > 0 and _asks_for_a_fall(question.stem):
+        value = Number(-value.value, value.unit)  # 'declined by 2.5 %' states the decline asked for: 2.5 %
     clause = without_captions(key_directions(question), clause)
     direction = direction_agreement(key_directions(question), clause)
     if direction == "same" and value.value * key.gold.value < 0:
         value = Number(-value.value, value.unit)  # the key's own word carries the sign
     if two := _two_readings(value, key, tolerance):
         return OpenGrade("judge", None, two, source)
+    basis = _par_basis(reading, question, value)
+    if isinstance(basis, str):
+        return OpenGrade("judge", None, basis, source)
+    value = basis
+    if scale := _options_scale(question, reading, value):  # '65.9' against '£66 million.'
+        scaled = Number(value.value * scale, value.unit or key.gold.unit)
+        if _stem_scaled_by(question.stem, scale):
+            value = scaled  # the stem writes every amount in that scale: so does the answer
+        elif _window(scaled, key, tolerance).match and not _window(value, key, tolerance).match:
+            return OpenGrade("judge", None, f"a bare {reading.token.strip()} against options in "
+                             f"{_SCALE_NAMES[scale]}s: read in their scale it is the key, as written it is not", source)
     grade = _window(value, key, tolerance)
     shown = on_key_scale(value, key.gold)
     if grade.match and direction == "opposite":
@@ -299,6 +311,52 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     if grade.match and direction == "both":
         return OpenGrade("judge", shown, "the number matches but the answer names both directions", source)
     return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)
+
+
+_PER_PAR = r"(?i:\bper\s+[$€£¥]?\s?(?P<n>\d{1,3}(?:,\d{3})*|\d+)\s+(?:of\s+)?(?:par|face|nominal))"
+
+
+def _par_basis(reading: Reading, question: Question, value: Number) -> Number | str:
+    """The value on the question's par basis: '$1,072.15 per $1,000 par' is 107.215 per 100 of par; when the
+    question states no basis, the reason the judge reads it."""
+    stated = re.match(rf"\s*{_PER_PAR}", reading.region[reading.found.end :])
+    if stated is None:
+        return value
+    asked = re.search(_PER_PAR, question.stem)
+    given, wanted = (float(m.group("n").replace(",", "")) if m else None for m in (stated, asked))
+    if wanted is None:
+        return f"the value is stated per {stated.group('n')} of par and the question names no basis"
+    return Number(value.value * wanted / given, value.unit) if given else value
+
+
+def _asks_for_a_fall(stem: str) -> bool:
+    """The asked quantity is itself a fall ('The decline in the value of ...', 'the loss on the sale'), so a sign
+    word in the answer names it rather than making it negative."""
+    asked = asked_quantity(stem)
+    return asked is not None and bool(re.fullmatch(
+        r"declines?|decreases?|loss(?:es)?|drops?|falls?|reductions?|shortfalls?|impairments?", asked.head))
+
+
+_SCALE_NAMES = {1e3: "thousand", 1e6: "million", 1e9: "billion"}
+
+
+def _options_scale(question: Question, reading: Reading, value: Number) -> float | None:
+    """The scale word every option writes ('£66 million.'), when the committed number is bare ('65.9', no scale
+    word of its own nor a percent): the scale it may have been written in."""
+    if value.unit == PERCENT or SCALED_TOKEN.search(reading.token) or stem_unit(question.stem) is not None or \
+            abs(value.value) >= 1000:  # '22,000,000' is written in full
+        return None
+    for scale, word in _SCALE_NAMES.items():
+        if all(re.search(rf"(?i)\d\s*{word}s?\b", text) for text in question.choices.values()):
+            return scale
+    return None
+
+
+def _stem_scaled_by(stem: str, scale: float) -> bool:
+    """Every amount of money the stem states carries the scale word ('total liabilities of £24 million'): a bare
+    number in the answer is in that scale, as a careful grader reads it."""
+    amounts = re.findall(r"[$€£¥]\s?\d[\d,.]*(?:\s*(thousand|million|billion)s?\b)?", normalise_signs(stem))
+    return bool(amounts) and all(word.lower() == _SCALE_NAMES[scale] for word in amounts)
 
 
 def _two_readings(value: Number, key: NumericKey, tolerance: float) -> str:
@@ -341,8 +399,10 @@ def _ambiguous_format(reading: Reading, text: str) -> str:
 def _lone_comma_on_key(reading: Reading, text: str, question: Question, key: NumericKey, tolerance: float) -> str:
     """Why '70,906' is not read as 70906, or '': the text's only comma group, read as thousands it misses the key
     and read with a decimal comma (70.906) it falls on it; the US reading would call wrong what the text allows
-    to be right. Another comma group in the text ('28,701 + 235 = 28,936') settles the comma as thousands."""
-    if not AMBIGUOUS_GROUP.search(reading.token) or len(re.findall(r"\d,\d{3}(?!\d)", text)) > 1:
+    to be right. Another comma group the text writes itself ('28,701 + 235 = 28,936'), not one copied from the
+    question ('to raise the $112,000'), settles the comma as thousands."""
+    own = [m for m in re.finditer(r"\d{1,3}(?:,\d{3})+(?!\d)", text) if m.group() not in question.stem]
+    if not AMBIGUOUS_GROUP.search(reading.token) or len(own) > 1:  # a group copied from the stem settles nothing
         return ""
     value = _in_stem_unit(reading, question)
     as_decimal = Number(value.value / 1000, value.unit)

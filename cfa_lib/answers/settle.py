@@ -22,9 +22,10 @@ import re
 from collections.abc import Callable
 
 from cfa_lib.answers.asked import asked_quantity, mentions, statements, worded
-from cfa_lib.answers.commitment import asks_difference, from_stem, sentence_spans
+from cfa_lib.answers.commitment import from_stem, sentence_spans
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, stated_in, value_clause
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
+from cfa_lib.answers.question_unit import asks_difference
 
 _EXCEEDS_BY = re.compile(r"(?i)\b(?:exceed\w*|outperform\w*|beat\w*)\b[^.;]{0,80}\bby\s*(?:about\s+|roughly\s+)?$")
 _COMPARED_WITH = re.compile(
