@@ -9,6 +9,7 @@ has one home.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from decimal import Decimal
@@ -85,11 +86,13 @@ def dot_thousands(text: str) -> bool:
     return bool(_DOT_GROUPS.search(text)) and not writes_decimal_point(text)
 
 
+@functools.lru_cache(maxsize=1024)  # asked of one text several times while it is graded
 def writes_decimal_point(text: str) -> bool:
     """The text writes a decimal with a point somewhere ('28.79', '0.288', '1,234.5')."""
     return bool(_POINT_DECIMAL.search(text))
 
 
+@functools.lru_cache(maxsize=1024)  # asked of one text several times while it is graded
 def writes_decimal_comma(text: str) -> bool:
     """The text writes a decimal with a comma somewhere ('28,79 %', '0,2879', '81.481,48')."""
     return bool(_COMMA_DECIMAL.search(text))
@@ -170,7 +173,8 @@ def _written_out(text: str) -> str:
         return _plain(Decimal(mantissa).scaleb(int(exponent)))
 
     text = _SCIENTIFIC.sub(plain, text)
-    text = _CJK_SCALE.sub(_cjk_value, text)
+    if not text.isascii():  # 万, 億, 亿: a pass only where such a character can be
+        text = _CJK_SCALE.sub(_cjk_value, text)
     for words, english in _WORDS_ELSEWHERE:
         text = words.sub(english, text)
     return text
