@@ -16,7 +16,7 @@ from cfa_lib.answers import Number, extract_choice, grade_choice, grade_open_ans
 from cfa_lib.answers.key import option_value
 from cfa_lib.data import Question, load_dataset
 
-CORPUS_2 = Path(__file__).resolve().parent / "grading_corpus_fresh_2"
+TESTS = Path(__file__).resolve().parent
 
 
 @pytest.fixture(scope="module")
@@ -465,10 +465,10 @@ def test_letters_in_other_scripts(questions, response, letter):
 
 # --- tests/grading_corpus_fresh_2 (written blind on perturbed items; in-sample after its first scoring) ----------
 
-def _fresh_2(row_id: str) -> tuple[Question, dict]:
-    """A row of the fresh corpus 2 and the question it answers (a perturbed item frozen in the row)."""
+def _fresh_2(row_id: str, corpus: str = "grading_corpus_fresh_2") -> tuple[Question, dict]:
+    """A row of a corpus written on perturbed items and the question it answers (the item frozen in the row)."""
     for name in ("open", "mcq"):
-        for line in (CORPUS_2 / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
+        for line in (TESTS / corpus / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             if row["id"] == row_id:
                 return corpus_question(row), row
@@ -529,3 +529,29 @@ def test_a_par_basis_the_question_does_not_state_is_the_judges(questions):
 ])
 def test_a_struck_letter_then_another(response, letter):
     assert extract_choice(response) == letter
+
+
+# --- tests/grading_corpus_kept_out_5 (in-sample after its first scoring) ----------------------------------
+
+@pytest.mark.parametrize(("row_id", "verdict", "value"), [
+    ("I-open-086", "correct", 89.19),  # prose '(t = 4):' then a JSON block: its present_value field answers
+    ("I-open-098", "correct", 8.666),  # 'DM = 0.08666' in a question asked in basis points: a fraction, 867 bps
+    ("I-open-172", "correct", 52.31),  # '= $47.30' then 'Wait, ... next year's dividend: V₀ = $52.31'
+    ("I-open-016", "correct", 122.35),  # '**122.35**' then 'Sensitivity: if the rate rose to 3.0%, ... 118.82'
+    ("I-open-108", "correct", 20_988),  # a footnote '¹ DDB rate = 33.33%; year-5 DDB charge = €39,506'
+    ("I-open-163", "correct", 58_000_000),  # 'All figures in $000s.' ... '= 58,000'
+    ("I-open-060", "no_answer", None),  # '0.448; if ... exactly four, 0.323. Both interpretations are defensible.'
+    ("I-open-132", "no_answer", None),  # '184 contracts ... or 212 ... the question doesn't specify which approach'
+    ("I-open-145", "no_answer", None),  # 'Under one convention the price is about 52, under the other about 54.'
+])
+def test_kept_out_5_forms(row_id, verdict, value):
+    question, row = _fresh_2(row_id, "grading_corpus_kept_out_5")
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert grade.verdict == verdict, (grade, row["note"])
+    if value is not None:
+        assert math.isclose(grade.value.value, value, rel_tol=1e-9)
+
+
+def test_a_letter_before_a_japanese_copula():
+    """I-mcq-064 (easy_75): '正解はCです。' (the correct answer is C): a CJK word right after the letter."""
+    assert extract_choice("対数正規分布は負の値をとりません。\n\n正解はCです。") == "C"

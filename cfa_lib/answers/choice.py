@@ -29,8 +29,8 @@ _CONNECTIVES = {
 @functools.cache  # built once per set of letters: every MCQ reply is read with the same few
 def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
     """(tier, pattern) with a named group `letter`; tier 1 is strongest."""
-    letter = rf"(?P<letter>[{letters}])(?![\w'’])"
-    any_case = rf"(?P<letter>(?i:[{letters}]))(?![\w'’])"  # "answer: c", "Chosen option — C"
+    letter = rf"(?P<letter>[{letters}])(?![A-Za-z0-9_'’])"  # "正解はCです": a CJK word may follow
+    any_case = rf"(?P<letter>(?i:[{letters}]))(?![A-Za-z0-9_'’])"  # "answer: c", "Chosen option — C"
     deco = r"[\s:=*_`$\"'“‘(\[{>~–—-]*"
     filler = (
         r"(?:(?i:therefore|thus|clearly|likely|most\s+likely|probably|then|indeed|either|both|option|choice|letter)\b"
@@ -48,7 +48,7 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         r"|\bI\s+(?:would\s+|will\s+|'?d\s+)?(?:choose|select|pick|go\s+with)"
         r"|\bI['’]d\s+(?:choose|select|pick|go\s+with)"
         r"|\bmy\s+(?:final\s+)?(?:answer|choice|pick|selection)\s*(?:is|would\s+be|[:=])"
-        r"|答案\s*(?:是|为|[:：])|(?:答え|正解|정답|최종\s*답)\s*(?:は)?\s*[:：]"  # Chinese, Japanese, Korean
+        r"|答案\s*(?:是|为|[:：])|(?:答え|正解|정답|최종\s*답)\s*(?:は|은|는)?\s*[:：]?"  # Chinese, Japanese, Korean
         r"|\b(?:respuesta|r[ée]ponse|resposta|antwort|risposta|cevap|ответ)"
         r"(?:\s+(?:final|finale|correcta|correcte|correta))?\s*[:：]"
         r"|\\boxed\s*\{)"

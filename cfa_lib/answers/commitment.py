@@ -80,7 +80,7 @@ _HEDGE = re.compile(
     rf"|\bbetween\s+(?:about\s+)?{_NUM}{_UNIT}\s+and\s+{_NUM}"  # between X and Y
     rf"|\d%?[–-][$€£¥]?\d"  # 40–41 %, £97,500–£97,560 (never a spaced minus: 4 − 7)
     r"|\bdepend(?:s|ing)?\s+on\b|\bhing(?:es|ing)\s+on\b|\bequally\s+valid\b|\bboth\s+(?:are|figures\s+are|values\s+are|"
-    r"answers\s+are)\s+(?:defensible|plausible|valid|possible|correct|reasonable|acceptable|justifiable)\b|\bcould\s+also\s+be\s+right\b|\bI['’]d\s+need\s+to\s+know\b"
+    r"answers\s+are|interpretations\s+are|readings\s+are|approaches\s+are)\s+(?:defensible|plausible|valid|possible|correct|reasonable|acceptable|justifiable)\b|\bcould\s+also\s+be\s+right\b|\bI['’]d\s+need\s+to\s+know\b"
     r"|\bI['’]d\s+report\s+one\s+of\b|\beither\s+(?:number|value|figure)\b|\bone\s+of\s+those\s+two\b"
     r"|\bmay\s+be\s+what['’]?s\s+intended\b|\bsomewhere\s+between\b|\b(?:hard|impossible)\s+to\s+say\b"
     r"|\b(?:not\s+sure|unsure)\s+(?:which|whether)\b|\b(?:could|might)\s+also\s+be\b"
@@ -100,6 +100,8 @@ UNDECIDED = re.compile(
     r"(?i)\b(?:could|might|may)\s+be\s+either\b|\beither\s+(?:one\s+|of\s+(?:these|them|the\s+two)\s+)?"
     r"(?:could|might|may)\b|\bcan['’]?t\s+(?:say|tell)\s+which\b|\bcannot\s+(?:say|tell)\s+which\b"
     r"|\b(?:can['’]?t|cannot)\s+pin\s+(?:this|it|that)\s+down\b|\bwithout\s+knowing\s+which\b"
+    r"|\b(?:does(?:n['’]t|\s+not)|did(?:n['’]t|\s+not))\s+specify\s+which\b"
+    r"|\bunder\s+one\s+(?:convention|reading|interpretation|assumption)\b[^.]{0,80}\bunder\s+the\s+other\b"
 )
 # "8.0% or 8.16%", "2.83 or maybe the 2.62 figure": two values joined by "or" (a restatement of one value,
 # "0.15, or 15%", is not a hedge)

@@ -195,8 +195,10 @@ _ANSWER_MARKER = re.compile(
     r"|答案\s*(?:是|为|[:：])"
     r"|^[ \t#>*_]*(?:answer|result|conclusion)[ \t*_]*:?[ \t*_]*$)"  # a heading: "### Result", "**Answer**"
 )
+_FOOTNOTE = re.compile(r"^[\s>*#\-•]*(?:[¹²³⁴⁵⁶⁷⁸⁹†‡]|\[\d+\])")
 _NOTE_SENTENCE = re.compile(
-    r"(?i)^[\s>*#\-•]*(?:\(|[¹²³⁴⁵⁶⁷⁸⁹†‡]|\[\d+\]|note\b|nb\b|check\b|checking\b|verification\b|verify\b|sanity\b|assum|if\b|"
+    r"(?i)^[\s>*#\-•]*(?:(?:sensitivity|scenario|aside|for\s+context|bonus)\s*:\s*)?"  # 'Sensitivity: if ...'
+    r"(?:\(|[¹²³⁴⁵⁶⁷⁸⁹†‡]|\[\d+\]|note\b|nb\b|check\b|checking\b|verification\b|verify\b|sanity\b|assum|if\b|"
     r"where\b|here\b|let\s+me\s+know|i\s+can\b|would\s+you\b|feel\s+free|rounded\b|this\s+assumes|"
     r"caveat|disclaimer|alternatively\b|for\s+example\b|e\.g\.)"
 )
@@ -269,12 +271,13 @@ def _concluding_number(body: str, stem: str = "", semicolons: bool = True) -> Re
     statement too ('The $55 limit only matters if ...; ignoring gaps, White loses at most $800'); remarks in
     parentheses after a value that state other values or compare are blanked out first."""
     body = without_remarks(body)
-    parts = [(at + m.start(), m.group(), m.start() > 0) for at, sentence in sentence_spans(body)
-             for m in re.finditer(r"[^;]+(?:;|$)" if semicolons else r".+", sentence) if m.group().strip(" ;")]
+    parts = [(at + m.start(), m.group(), m.start() > 0, bool(_FOOTNOTE.match(whole)))
+             for at, whole in sentence_spans(body)
+             for m in re.finditer(r"[^;]+(?:;|$)" if semicolons else r".+", whole) if m.group().strip(" ;")]
     for skip_asides in (True, False):  # a response made only of conditional sentences still answers
-        for at, sentence, continued in reversed(parts):
+        for at, sentence, continued, in_note in reversed(parts):  # a footnote's later parts are the footnote's
             clause = _committed_clause(sentence)
-            if skip_asides and (_NOTE_SENTENCE.match(clause) or is_aside(clause, stem)):
+            if skip_asides and (in_note or _NOTE_SENTENCE.match(clause) or is_aside(clause, stem)):
                 continue
             # after a semicolon only a stated value ('; ignoring gaps, White loses $800') overrides what came
             # before ('Margin call at $17.86; at $19.71 equity is still 36.6%')

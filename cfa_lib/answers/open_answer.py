@@ -193,7 +193,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         committed_text = final
     # a hedge between numbers leaves nothing to compare; words ("either operating or financing cash
     # flows") are the judge's to read when the key is words
-    if key is not None and is_hedge(committed_text, question.stem):
+    if key is not None and (is_hedge(committed_text, question.stem) or (
+            source == "heuristic" and reading is not None and UNDECIDED.search(reading.region))):
         return OpenGrade("no_answer", None, "the response offers alternatives or a range without choosing", source)
     if key is None and UNDECIDED.search(committed_text):
         return OpenGrade("no_answer", None, "the response says it has not chosen between alternatives", source)
@@ -223,7 +224,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     question_words = " ".join([question.stem, *question.choices.values()])
     if word := unknown_word(settled.region, settled.found.start, settled.found.end, question_words):
         return OpenGrade("judge", None, f"an unknown word next to the value: {word}", source)
-    return _graded(question, settled, value_clause(settled), key, tolerance, source)
+    return _graded(question, _in_response_scale(settled, body, question), value_clause(settled), key, tolerance,
+                   source)
 
 
 def _table_after_statement(body: str, position: int, stem: str) -> str:
@@ -327,6 +329,25 @@ def _par_basis(reading: Reading, question: Question, value: Number) -> Number | 
     if wanted is None:
         return f"the value is stated per {stated.group('n')} of par and the question names no basis"
     return Number(value.value * wanted / given, value.unit) if given else value
+
+
+# 'All figures in $000s.', 'amounts are in millions': the response's own scale for the bare numbers it writes
+_RESPONSE_SCALE = re.compile(
+    r"(?i)\b(?:all\s+)?(?:figures|amounts|numbers|values)\s+(?:are\s+)?(?:shown\s+|expressed\s+|stated\s+)?in\s+"
+    r"(?:[$€£¥]\s?|(?:USD|EUR|GBP|JPY)\s+)?(?P<word>thousands|millions|billions|['’]?000['’]?s)\b")
+
+
+def _in_response_scale(reading: Reading, body: str, question: Question) -> Reading:
+    """A bare number of a response that states its own scale ('All figures in $000s': 58,000 is $58 million),
+    where the question states none."""
+    note = _RESPONSE_SCALE.search(body)
+    number = reading.number
+    if note is None or stem_unit(question.stem) is not None or number.unit == PERCENT or \
+            SCALED_TOKEN.search(reading.token):
+        return reading
+    word = note.group("word").lower()
+    scale = 1e6 if word == "millions" else 1e9 if word == "billions" else 1e3
+    return replace(reading, number=Number(number.value * scale, number.unit))
 
 
 def _asks_for_a_fall(stem: str) -> bool:

@@ -73,8 +73,10 @@ def in_stem_unit(number: Number, token: str, unit: StemUnit | None) -> Number:
     (€ millions). Numbers that carry their own unit or scale word are left alone."""
     if unit is None:
         return number
-    if unit.bps:
-        return Number(number.value / 100, PERCENT) if number.unit is None else number
+    if unit.bps:  # '236' is 2.36 %; a bare decimal below 1 is a rate written as a fraction ('DM = 0.0867')
+        if number.unit is None:
+            return Number(number.value * 100 if 0 < abs(number.value) < 1 else number.value / 100, PERCENT)
+        return number
     if number.unit == PERCENT or SCALED_TOKEN.search(token):
         return number
     return Number(number.value * unit.scale, number.unit or unit.currency)

@@ -38,6 +38,9 @@ _SUPPOSED = re.compile(
     r"[^.]*\bwould\b|\bwould\b[^.]*\b(?:if|instead|otherwise)\b"
 )
 
+# a response that takes back what it stated: what follows replaces it
+_REVISED = re.compile(r"(?im)^\W*(?:wait|actually|correction|oops|hmm|on\s+second\s+thought)\b|\bI\s+made\s+an?\s+"
+                      r"(?:error|mistake)\b|\blet\s+me\s+(?:redo|recompute|correct)\b")
 Match = Callable[[Reading], bool]  # does a reading fall in the key's acceptance window?
 Show = Callable[[Reading], str]  # a reading as the reason names it
 
@@ -97,6 +100,8 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
     last = stated[-1]
     if reading is None:
         return last
+    if last.position < reading.position and _REVISED.search(body, last.position, reading.position):
+        return reading  # 'Intrinsic value = ... = $47.30. Wait, ... next year's dividend: V = $52.31'
     in_region = reading.at <= last.position < reading.at + len(reading.region)
     another = comments(reading, body, stem) or bool(re.search(r"(?i)\bwould\b", value_clause(reading))) or (
         asked.specific and not mentions(asked, reading.region) and names_a_measure(reading))

@@ -96,7 +96,8 @@ def _scalar(text: str) -> Any:
 
 
 def _states_value(prose: str) -> bool:
-    """Prose that writes a number other than a year (1900-2100)."""
+    """Prose that writes a number other than a year (1900-2100) or a time index ('at t = 4')."""
+    prose = re.sub(r"\b[tT]\s*=\s*\d+\b", " ", prose)
     return any(not (n.isdigit() and 1900 <= int(n) <= 2100) for n in re.findall(r"\d+(?:[.,]\d+)*", prose))
 
 
