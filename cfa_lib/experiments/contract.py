@@ -8,7 +8,9 @@ solver and a scorer): an experiment is a subclass of `Experiment` that says
 * `grade`: the subject's answers graded into rows, asking judges or further questions through the run's
   `Session`, with the run's facts the rows cannot give back (a judge's calibration);
 * `summarize`: rows into the experiment's typed summary (a frozen `Summary`);
-* `regrade`: this toolkit's rules on rows another grader wrote (the original study's files).
+* `regrade`: this toolkit's rules on rows another grader wrote (the original study's files);
+* `samples`: rows as `Sample`s, one per question and condition, which `report.items_frame` (and everything
+  built on it) reads without knowing the experiment.
 
 `execute.execute` owns everything else (estimate, usage, metadata, writing), `loading.load_run` the
 reading back, and the registry (`registry.EXPERIMENTS`) holds one object per experiment.
@@ -18,12 +20,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 from cfa_lib.data import Question
 from cfa_lib.experiments.judging import JudgeAgreement, JudgeCalibration
+from cfa_lib.experiments.outcome import Outcome
 from cfa_lib.models import Completion, Request
 from cfa_lib.params import Parameters
 from cfa_lib.results import ResultRow
@@ -91,6 +94,26 @@ class Graded(Generic[RowT]):
     metadata: dict[str, Any] = field(default_factory=dict)  # written into the metadata (gold model, levels)
 
 
+# The condition of a sample: the format asked, or the question as written against a perturbation.
+FORMAT_A, FORMAT_B, OPEN, ORIGINAL, PERTURBED = "A", "B", "open", "original", "perturbed"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One graded item of a run: a question under one condition (Format A or B, the open answer, the original or
+    one perturbation), its `Outcome` (None: an invalid perturbation, never asked) and what places it."""
+
+    question_id: str
+    condition: str
+    answerable: bool  # the question can be answered without its options (`cfa_lib.answerability`)
+    outcome: Outcome | None
+    tier: str | None = None  # three-tier grading: exact, directional, incorrect
+    perturbation_level: int | None = None
+    perturbation: int | None = None  # the perturbation's position in its row
+    valid: bool | None = None
+    perturbation_source: str | None = None  # "template" or "generator"
+
+
 class Experiment(ABC, Generic[OptionsT, RowT, SummaryT]):
     """One experiment of the study (see the module docstring); the class attributes are its registry entry."""
 
@@ -130,3 +153,7 @@ class Experiment(ABC, Generic[OptionsT, RowT, SummaryT]):
         """This toolkit's rules on rows another grader wrote, and how many rows each rule changed; the rows
         given are never changed."""
         return list(rows), {}
+
+    @abstractmethod
+    def samples(self, rows: Sequence[RowT]) -> Iterator[Sample]:
+        """Every graded item of the rows, one `Sample` per question and condition."""

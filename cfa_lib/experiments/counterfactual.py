@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from cfa_lib import perturbation, prompts
+from cfa_lib.answerability import is_open_answerable
 from cfa_lib.data import Question
-from cfa_lib.experiments.contract import Experiment, Graded, Key
+from cfa_lib.experiments.contract import ORIGINAL, PERTURBED, Experiment, Graded, Key, Sample
 from cfa_lib.experiments.counterfactual_summary import CounterfactualSummary, PerturbationLevel, summarize
-from cfa_lib.experiments.outcome import Outcome, grade_letter, letter_error
+from cfa_lib.experiments.outcome import Outcome, grade_letter, letter_error, letter_from_file
 from cfa_lib.experiments.session import Session
 from cfa_lib.models import Completion, Request, parse_model_name
 from cfa_lib.params import Parameters, check_integer, check_levels, check_optional_model, checked_by
@@ -171,6 +172,20 @@ class Counterfactual(Experiment[Options, Row, CounterfactualSummary]):
 
     def summarize(self, rows: Sequence[Row], metadata: Mapping[str, Any]) -> CounterfactualSummary:
         return summarize(rows, metadata.get("perturbation_levels"))
+
+    def samples(self, rows: Sequence[Row]) -> Iterator[Sample]:
+        """The original, then each perturbation; an invalid perturbation was never asked (no outcome)."""
+        for row in rows:
+            qid = row.question_id or ""
+            answerable = bool(is_open_answerable(qid))
+            original = row.original
+            yield Sample(qid, ORIGINAL, answerable, letter_from_file(original.get("answer"), original.get("correct"),
+                                                                     original.get("error")))
+            for index, p in enumerate(row.perturbations):
+                valid = bool(p.get("valid"))
+                outcome = letter_from_file(p.get("model_answer"), p.get("correct"), p.get("error")) if valid else None
+                yield Sample(qid, PERTURBED, answerable, outcome, perturbation_level=int(p.get("level", 1)),
+                             perturbation=index, valid=valid, perturbation_source=p.get("source") or "generator")
 
     def regrade(self, rows: Sequence[Row]) -> tuple[list[Row], dict[str, int]]:
         """This toolkit's validity rule on any file: a perturbation that changed nothing is not valid."""

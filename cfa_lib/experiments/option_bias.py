@@ -9,7 +9,7 @@ from the paired analysis and reported, never counted as wrong answers.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
@@ -21,7 +21,7 @@ from cfa_lib.answers import Number, parse_reply
 from cfa_lib.answers.commitment import has_refusal
 from cfa_lib.data import Question
 from cfa_lib.experiments import variants as answer_variants
-from cfa_lib.experiments.contract import Experiment, Graded, Key
+from cfa_lib.experiments.contract import FORMAT_A, FORMAT_B, Experiment, Graded, Key, Sample
 from cfa_lib.experiments.judging import CALIBRATION_QUESTIONS, majority, run_calibration
 from cfa_lib.experiments.option_bias_summary import OptionBiasSummary, Pair, summarize
 from cfa_lib.experiments.outcome import (
@@ -277,6 +277,11 @@ class OptionBias(Experiment[Options, Row, OptionBiasSummary]):
 
     def summarize(self, rows: Sequence[Row], metadata: Mapping[str, Any]) -> OptionBiasSummary:
         return summarize([row.pair for row in rows])
+
+    def samples(self, rows: Sequence[Row]) -> Iterator[Sample]:
+        for row in rows:
+            yield Sample(row.question_id, FORMAT_A, row.answerable, row.with_options)
+            yield Sample(row.question_id, FORMAT_B, row.answerable, row.without_options)
 
     def regrade(self, rows: Sequence[Row]) -> tuple[list[Row], dict[str, int]]:
         """This toolkit's rules on rows whose verdicts another grader wrote (the original study's files).

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 
@@ -28,7 +28,7 @@ from cfa_lib.answers import (
     relative_error,
 )
 from cfa_lib.data import Question, dataset_of, questions_by_id
-from cfa_lib.experiments.contract import Experiment, Graded, Key, tally
+from cfa_lib.experiments.contract import OPEN, Experiment, Graded, Key, Sample, tally
 from cfa_lib.experiments.judging import CALIBRATION_QUESTIONS, JudgeAgreement, majority, run_calibration
 from cfa_lib.experiments.outcome import EXCLUSION_OF_CODE, FILE_CODES, Outcome, outcome_of, read_open_answer
 from cfa_lib.experiments.session import Session
@@ -300,6 +300,10 @@ class ThreeTier(Experiment[Options, Row, ThreeTierSummary]):
 
     def summarize(self, rows: Sequence[Row], metadata: Mapping[str, Any]) -> ThreeTierSummary:
         return summarize([row.tiered for row in rows])
+
+    def samples(self, rows: Sequence[Row]) -> Iterator[Sample]:
+        for row in rows:
+            yield Sample(row.question_id, OPEN, row.tiered.answerable, row.outcome, tier=row.tiered.level)
 
     def regrade(self, rows: Sequence[Row]) -> tuple[list[Row], dict[str, int]]:
         """This toolkit's gold rule on any file: a numeric gold is the key's number or none.

@@ -8,32 +8,28 @@ grading, the original or one perturbation of the counterfactual test. The compar
     items = items_frame(["results/option_bias/local/results.json"])   # paths, loaded runs or report runs
     items.groupby(["subject", "condition"])["correct"].mean()
 
-Every item is read through the experiment's own `Outcome`, so `correct` is True/False for a counted item
-(no answer is not correct) and None for an excluded one, whose reason is in `excluded`.
+Every item is the experiment's own `Sample` (`Experiment.samples`) with its `Outcome`, so `correct` is True/False
+for a counted item (no answer is not correct) and None for an excluded one, whose reason is in `excluded`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from cfa_lib.answerability import is_open_answerable
 from cfa_lib.answers import Number
+from cfa_lib.experiments.contract import Sample
 from cfa_lib.experiments.loading import LoadedRun
-from cfa_lib.experiments.outcome import Outcome, letter_from_file
-from cfa_lib.experiments.registry import load_results
+from cfa_lib.experiments.registry import experiment, load_results
 from cfa_lib.paths import REFERENCE_DIR
 from cfa_lib.report.runs import Run, model_label
 
 COLUMNS = ["subject", "run", "experiment", "model", "dataset", "imported", "as_published", "question_id",
            "answerable", "condition", "perturbation_level", "perturbation", "valid", "perturbation_source",
            "status", "correct", "tier", "value", "source", "judged", "excluded"]
-
-# The condition of each item: the format asked, or the question as written against a perturbation.
-FORMAT_A, FORMAT_B, OPEN, ORIGINAL, PERTURBED = "A", "B", "open", "original", "perturbed"
 
 RunLike = str | Path | LoadedRun | Run
 
@@ -71,42 +67,16 @@ def _value(value: Any) -> Any:
     return value.short() if isinstance(value, Number) else value
 
 
-def _outcome_fields(outcome: Outcome) -> dict[str, Any]:
-    return {"status": outcome.status, "correct": outcome.correct, "value": _value(outcome.value),
-            "source": outcome.source, "judged": outcome.judged, "excluded": outcome.excluded}
-
-
-def _option_bias(rows: list[Any]) -> Iterator[dict[str, Any]]:
-    for row in rows:
-        for condition, outcome in ((FORMAT_A, row.with_options), (FORMAT_B, row.without_options)):
-            yield {"question_id": row.question_id, "answerable": row.answerable, "condition": condition,
-                   **_outcome_fields(outcome)}
-
-
-def _three_tier(rows: list[Any]) -> Iterator[dict[str, Any]]:
-    for row in rows:
-        yield {"question_id": row.question_id, "answerable": row.tiered.answerable, "condition": OPEN,
-               "tier": row.tiered.level, **_outcome_fields(row.outcome)}
-
-
-def _counterfactual(rows: list[Any]) -> Iterator[dict[str, Any]]:
-    for row in rows:
-        qid = row.question_id
-        base = {"question_id": qid, "answerable": bool(is_open_answerable(qid or ""))}
-        original = row.original
-        yield {**base, "condition": ORIGINAL, **_outcome_fields(letter_from_file(
-            original.get("answer"), original.get("correct"), original.get("error")))}
-        for index, p in enumerate(row.perturbations):
-            entry = {**base, "condition": PERTURBED, "perturbation_level": int(p.get("level", 1)),
-                     "perturbation": index, "valid": bool(p.get("valid")),
-                     "perturbation_source": p.get("source") or "generator"}
-            if p.get("valid"):
-                entry.update(_outcome_fields(letter_from_file(p.get("model_answer"), p.get("correct"),
-                                                              p.get("error"))))
-            yield entry  # an invalid perturbation was never asked: no status, no verdict
-
-
-READERS = {"option_bias": _option_bias, "three_tier": _three_tier, "counterfactual": _counterfactual}
+def _sample_fields(sample: Sample) -> dict[str, Any]:
+    outcome = sample.outcome
+    fields = {"question_id": sample.question_id, "answerable": sample.answerable, "condition": sample.condition,
+              "tier": sample.tier, "perturbation_level": sample.perturbation_level,
+              "perturbation": sample.perturbation, "valid": sample.valid,
+              "perturbation_source": sample.perturbation_source}
+    if outcome is not None:  # an invalid perturbation was never asked: no status, no verdict
+        fields |= {"status": outcome.status, "correct": outcome.correct, "value": _value(outcome.value),
+                   "source": outcome.source, "judged": outcome.judged, "excluded": outcome.excluded}
+    return fields
 
 
 def items_frame(paths_or_runs: RunLike | Iterable[RunLike] | Mapping[str, Iterable[RunLike]]) -> pd.DataFrame:
@@ -125,7 +95,7 @@ def items_frame(paths_or_runs: RunLike | Iterable[RunLike] | Mapping[str, Iterab
         head = {"subject": subject_label(loaded.model, loaded.dataset, run.reference, several), "run": run.label,
                 "experiment": loaded.experiment, "model": loaded.model, "dataset": loaded.dataset,
                 "imported": run.reference, "as_published": run.as_published}
-        records += [{**head, **item} for item in READERS[loaded.experiment](rows)]
+        records += [{**head, **_sample_fields(sample)} for sample in experiment(loaded.experiment).samples(rows)]
     frame = pd.DataFrame.from_records(records, columns=COLUMNS)
     for column in ("correct", "valid", "judged"):
         frame[column] = frame[column].astype("boolean")
