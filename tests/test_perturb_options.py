@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from cfa_lib.data import questions_by_id
@@ -199,3 +201,23 @@ def test_the_key_is_not_the_middle_of_an_evenly_spaced_set(question_id, level, b
 def test_evenly_spaced(key, distractors, even):
     """Gaps within 1.5 times of each other, or key/r and key*r for one r, with the key between its distractors."""
     assert evenly_spaced(key, distractors) is even
+
+
+def test_a_two_part_key_is_not_the_one_option_sharing_a_number_with_both_others():
+    """Blind review rounds 9 and 10 (#32): easy_193's options, rebuilt position by position, kept the original's
+    shape, where each distractor gets one of the two amounts wrong; the key was then the only option sharing an
+    amount with both others, which a test-wise model picks without computing. One distractor now makes both
+    mistakes."""
+    question = questions_by_id("easy")["easy_193"]
+    templates = load_templates("easy")
+    checked = 0
+    for seed in range(10):
+        for record in template_perturbations([question], templates, (2,), seed):
+            if not record.valid:
+                continue
+            pairs = {letter: tuple(re.findall(r"\$(\d+)", text)) for letter, text in record.choices.items()}
+            sharing = [letter for letter, pair in pairs.items()
+                       if all(set(pair) & set(other) for o, other in pairs.items() if o != letter)]
+            assert record.correct_letter not in sharing, (seed, record.choices)
+            checked += 1
+    assert checked == 10

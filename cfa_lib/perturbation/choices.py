@@ -396,9 +396,9 @@ def rebuild_tuple_choices(
     numeric_distractors = [letter for letter in question.distractors if letter in options]
     allowed = [letter for letter in letters if letter != question.answer]  # never the original's letter
     correct_letter = allowed[int(rng.integers(len(allowed)))]
-    ratios = {
+    ratios = _one_mistake_each({
         letter: [options[letter][i].number / correct[i].number for i in range(count)] for letter in numeric_distractors
-    }
+    })
     order = ordering([options[letter][0].number for letter in letters])
     if order and all(ratio > 0 for row in ratios.values() for ratio in row):
         rank = letters.index(correct_letter)
@@ -431,6 +431,20 @@ def rebuild_tuple_choices(
     if letter == question.answer:
         raise ValueError(f"the key stays at the original's letter {letter}: no mirroring moves it")
     return choices, letter
+
+
+def _one_mistake_each(ratios: dict[str, list[float]]) -> dict[str, list[float]]:
+    """When each of two distractors gets one position wrong and a different one (easy_193: interest paid wrong
+    in one, taxes paid in the other), the key is the only option sharing a number with every other: a test-wise
+    pick. The first distractor then makes both mistakes, so the option sharing a number with both others is a
+    distractor (blind review rounds 9 and 10)."""
+    if len(ratios) != 2:
+        return ratios
+    (first, a), (second, b) = ratios.items()
+    wrong_a, wrong_b = ({i for i, r in enumerate(row) if abs(r - 1) > 1e-9} for row in (a, b))
+    if len(wrong_a) != 1 or len(wrong_b) != 1 or wrong_a == wrong_b:
+        return ratios
+    return {first: [b[i] if i in wrong_b else r for i, r in enumerate(a)], second: b}
 
 
 def _level3_decimals(style: NumberText) -> int:

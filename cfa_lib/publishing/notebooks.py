@@ -172,8 +172,11 @@ put-call parity) and easy_360 (a cost of equity below the cost of the firm's deb
 easy_9 (a rebuilt '15.7% compounded daily' was right for its own convention beside the key) has no template
 since. Round 9 found one: challenge_87 at level 3 asked for a 510 call below the 510 put with the stock above
 the strike (put-call parity broken); its domain now keeps C - P above S - K, and a level-3 item checks the
-domain at the unknown its stated answer implies, not only at the drawn one. Not reviewed again since.
-Interval: 95% Wilson. The rows are in `datasets/templates/review.jsonl`.
+domain at the unknown its stated answer implies, not only at the drawn one. Round 10 (seeds 35-39, after
+that fix) found no defect; 7 of its 8 items answerable from memory are decisions that kept their key (4
+from templates whose decision cannot flip: challenge_30, easy_280), the eighth easy_193, whose two-part
+options left the key the only option sharing an amount with both others (one distractor now makes both
+mistakes). Interval: 95% Wilson. The rows are in `datasets/templates/review.jsonl`.
 """),
     code("notebook_tables.template_review()"),
     md("## Where the perturbations came from, and the flipped keys"),
