@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/grading.py [CORPUS_DIR ...]
     (default: every tests/grading_corpus* folder: the first corpus, _commitment, _blind, _fresh, _kept_out,
-    _kept_out_2, _kept_out_3, _kept_out_4, _fresh_2 and _kept_out_5)
+    _kept_out_2 to _kept_out_7 and _fresh_2)
 
 Each corpus directory holds `open.jsonl` and/or `mcq.jsonl` in the format of tests/grading_corpus/README.md
 (`question_id`, `class`, `response`, `finish_reason`, `expected_verdict`, and `expected_value` or
@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPORA = [ROOT / "tests" / name for name in
                    ("grading_corpus", "grading_corpus_commitment", "grading_corpus_blind", "grading_corpus_fresh",
                     "grading_corpus_kept_out", "grading_corpus_kept_out_2", "grading_corpus_kept_out_3",
-                    "grading_corpus_kept_out_4", "grading_corpus_fresh_2", "grading_corpus_kept_out_5")]
+                    "grading_corpus_kept_out_4", "grading_corpus_fresh_2", "grading_corpus_kept_out_5",
+                    "grading_corpus_kept_out_6", "grading_corpus_kept_out_7")]
 PRECISION_GOAL, COVERAGE_GOAL = 0.99, 0.90
 
 

@@ -20,6 +20,8 @@ RECORDED = {
     "grading_corpus_kept_out_4": (0, 144, 160),
     "grading_corpus_fresh_2": (1, 289, 310),
     "grading_corpus_kept_out_5": (3, 235, 251),
+    "grading_corpus_kept_out_6": (13, 274, 297),
+    "grading_corpus_kept_out_7": (9, 273, 292),
 }
 
 
