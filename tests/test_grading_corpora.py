@@ -14,14 +14,14 @@ RECORDED = {
     "grading_corpus_commitment": (0, 239, 240),
     "grading_corpus_blind": (2, 256, 256),
     "grading_corpus_fresh": (0, 251, 255),
-    "grading_corpus_kept_out": (0, 163, 172),
+    "grading_corpus_kept_out": (0, 164, 172),
     "grading_corpus_kept_out_2": (0, 309, 350),
     "grading_corpus_kept_out_3": (0, 158, 170),
-    "grading_corpus_kept_out_4": (0, 144, 160),
-    "grading_corpus_fresh_2": (1, 289, 310),
-    "grading_corpus_kept_out_5": (3, 235, 251),
-    "grading_corpus_kept_out_6": (13, 274, 297),
-    "grading_corpus_kept_out_7": (9, 273, 292),
+    "grading_corpus_kept_out_4": (0, 146, 160),
+    "grading_corpus_fresh_2": (1, 290, 310),
+    "grading_corpus_kept_out_5": (3, 238, 251),
+    "grading_corpus_kept_out_6": (6, 277, 297),
+    "grading_corpus_kept_out_7": (5, 274, 292),
 }
 
 

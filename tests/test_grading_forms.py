@@ -555,3 +555,35 @@ def test_kept_out_5_forms(row_id, verdict, value):
 def test_a_letter_before_a_japanese_copula():
     """I-mcq-064 (easy_75): '正解はCです。' (the correct answer is C): a CJK word right after the letter."""
     assert extract_choice("対数正規分布は負の値をとりません。\n\n正解はCです。") == "C"
+
+
+# --- tests/grading_corpus_kept_out_6 and _7 (in-sample after their first scoring) --------------------------
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "value"), [
+    ("6", "J-open-048", "correct", 0.78),  # 'FINAL ANSWER: 78 cents' against '$0.78'
+    ("6", "J-open-043", "correct", 610.44),  # '50.87 years' when the question asks for months
+    ("6", "J-open-150", "truncated", None),  # 'FINAL ANSWER: 42' cut by the token limit (the working says 422.1)
+    ("6", "J-open-179", "no_answer", None),  # 'entre el 6,5 % y el 6,7 %'
+    ("6", "J-open-062", "correct", 2_860_000),  # a JSON reply whose one field naming the asked noun answers
+    ("7", "K-open-067", "correct", 1.5),  # 'decline_in_portfolio_value: 1.5%' in unfenced 'name: value' lines
+    ("5", "I-open-100", "correct", 39.0625),  # 'min_margin_requirement': the field naming the asked requirement
+])
+def test_kept_out_6_and_7_open_forms(corpus, row_id, verdict, value):
+    question, row = _fresh_2(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert grade.verdict == verdict, (grade, row["note"])
+    if value is not None:
+        assert math.isclose(grade.value.value, value, rel_tol=1e-6)
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "letter"), [
+    ("6", "J-mcq-016", "incorrect", "B"),  # a lone 'b.' closing the reply
+    ("7", "K-mcq-010", "incorrect", "C"),  # 'donc la bonne réponse est (c).'
+    ("7", "K-mcq-087", "no_answer", None),  # '答案：A或C': two letters
+    ("7", "K-mcq-082", "no_answer", None),  # '≈ 39.8' against 39.68 and 39.96: it rounds to neither
+    ("6", "J-mcq-025", "judge", None),  # '(A), not the multistage DDM (C)': never C, the letter ruled out
+])
+def test_kept_out_6_and_7_letter_forms(corpus, row_id, verdict, letter):
+    question, row = _fresh_2(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_choice(question, row["response"], row["finish_reason"])
+    assert (grade.verdict, grade.letter) == (verdict, letter), (grade, row["note"])

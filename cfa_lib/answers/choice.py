@@ -49,6 +49,8 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         r"|\bI['’]d\s+(?:choose|select|pick|go\s+with)"
         r"|\bmy\s+(?:final\s+)?(?:answer|choice|pick|selection)\s*(?:is|would\s+be|[:=])"
         r"|答案\s*(?:是|为|[:：])|(?:答え|正解|정답|최종\s*답)\s*(?:は|은|는)?\s*[:：]?"  # Chinese, Japanese, Korean
+        r"|\b(?:la\s+bonne\s+r[ée]ponse\s+est|la\s+respuesta\s+correcta\s+es|a\s+resposta\s+correta\s+[ée]|"
+        r"la\s+risposta\s+corretta\s+[èe]|die\s+richtige\s+antwort\s+ist)\b"
         r"|\b(?:respuesta|r[ée]ponse|resposta|antwort|risposta|cevap|ответ)"
         r"(?:\s+(?:final|finale|correcta|correcte|correta))?\s*[:：]"
         r"|\\boxed\s*\{)"
@@ -101,7 +103,7 @@ def _letter_is_article(text: str, end: int) -> bool:
 
 
 def _names_two_letters(text: str, start: int, end: int, letters: str) -> bool:
-    joiner = r"\s*(?:,|/|&|\band/or\b|\band\b|\bor\b)\s*"
+    joiner = r"\s*(?:,|/|&|\band/or\b|\band\b|\bor\b|或|或者|\boder\b|\bou\b|\bo\b|\bили\b)\s*"
     after = re.match(rf"[)\]]?{joiner}(?:(?i:option|choice)\s*)?[(\[]?[{letters}](?![\w'’])", text[end:])
     before = re.search(rf"(?<![\w'’])[{letters}][)\]]?{joiner}(?:(?i:option|choice)\s*)?[(\[]?$", text[:start])
     return bool(after or before)
@@ -109,7 +111,7 @@ def _names_two_letters(text: str, start: int, end: int, letters: str) -> bool:
 
 _LABEL_LINE = (
     r"^[\s>#—–]*(?:→|⇒|=>|->)?\s*(?:(?i:so|thus|therefore|hence|final|answer)[,:]?\s*)?(?:(?i:option|choice)\s*)?"
-    r"(?:\((?P<l1>[{letters}])\)|\[(?P<l2>[{letters}])\]|(?P<l3>(?i:[{letters}]))\)|(?P<l4>[{letters}])(?=[.:\-–—]|\s+[–—]\s|\s*$))"
+    r"(?:\((?P<l1>[{letters}])\)|\[(?P<l2>[{letters}])\]|(?P<l3>(?i:[{letters}]))\)|(?P<l4>[{letters}])(?=[.:\-–—]|\s+[–—]\s|\s*$)|(?P<l5>[{lower}])(?=\.?\s*$))"
     r"(?P<rest>.*)$"
 )
 
@@ -120,7 +122,7 @@ def _label_line_letter(text: str, letters: str) -> str | None:
     Bullet items ('- C', '• B') are not labels: they are symbols in a list (C = coupon); a letter after an
     em dash ('— C') is."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    pattern = re.compile(_LABEL_LINE.format(letters=letters))
+    pattern = re.compile(_LABEL_LINE.format(letters=letters, lower=letters.lower()))
     labelled = [(i, m) for i, line in enumerate(lines) if (m := pattern.match(line))]
     if not labelled:
         return None
@@ -134,7 +136,7 @@ def _label_line_letter(text: str, letters: str) -> str | None:
 
 
 def _label_letter(match: re.Match[str]) -> str:
-    return next(match.group(g) for g in ("l1", "l2", "l3", "l4") if match.group(g)).upper()
+    return next(match.group(g) for g in ("l1", "l2", "l3", "l4", "l5") if match.group(g)).upper()
 
 
 # "ANSWER: C", "answer: c", "Answer — C": the line the Format A prompt asks for, in any case, after a colon or dash
@@ -236,6 +238,8 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
             start, end = match.span("letter")
             if tier == 1 and _is_hypothetical(body, match.start()):
                 continue
+            if tier > 1 and _NOT_BEFORE.search(body, max(0, start - 60), start):
+                continue  # '(A), not the multistage DDM (C)': the letter a clause rules out
             if _is_article(match.group("letter"), body, end):
                 continue
             found.setdefault(tier, []).append((start, end, match.group("letter")))
@@ -275,8 +279,11 @@ def _by_option(body: str, letters: str, options: Mapping[str, str]) -> ChoiceRea
     if reading is not None:
         keys = {letter: numeric_key(choices, letter) for letter in choices}
         if any(keys.values()):
-            if len(_at_precision(reading.token, reading.number, keys)) > 1:
+            rounded = _at_precision(reading.token, reading.number, keys)
+            if len(rounded) > 1:
                 return ChoiceReading(None)  # '$77.8 thousand' against $77,780 and $77,807: names no single option
+            if not rounded and _coarser_than(reading.token, [choices[o] for o, key in keys.items() if key is not None]):
+                return ChoiceReading(None)  # '39.8' against 39.68 and 39.96: it rounds to neither
             hits = [letter for letter, key in keys.items() if key is not None and grade_number(
                 reading.number, key.gold, list(key.distractors.values())).match]
             if len(hits) == 1:
@@ -306,6 +313,17 @@ def _at_precision(token: str, value, keys: Mapping) -> list[str]:
     step = rounding_step(token, lambda text: (r := read_number(text)) and r.number)
     return [letter for letter, key in keys.items() if step and key is not None and key.gold.unit == value.unit
             and abs(key.gold.value - value.value) <= step / 2 * (1 + 1e-9)]
+
+
+_NOT_BEFORE = re.compile(r"(?i)\bnot\b[^,;.:!?\n]*$")
+
+
+def _coarser_than(token: str, options: list[str]) -> bool:
+    """The value is written with fewer decimals than every numeric option ('39.8' against '39.68', '39.96')."""
+    def places(text: str) -> int:
+        found = re.search(r"\d[\d,]*(?:\.(\d+))?", text)
+        return len(found.group(1) or "") if found else 0
+    return bool(options) and all(places(token) < places(text) for text in options)
 
 
 def _opens_with(body: str, option: str) -> bool:

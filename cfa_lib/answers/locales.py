@@ -138,6 +138,11 @@ _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], st
     (re.compile(rf"(?i)(?<=\d)\s*\(\s*(?:in\s+)?{_SCALE_NOTE}\s*\)|(?<=\d)\s+in\s+{_SCALE_NOTE}"),
      lambda m: " " + next((w for w in ("million", "billion") if w in m.group().lower()), "thousand")),
     (re.compile(r"(?<=\d)\s*\(\s*in\s*%\s*\)"), "%"),
+    # cents and pence: '78 cents' is $0.78, '45 pence' is £0.45
+    (re.compile(r"(?i)(?<![\d.,$€£¥])(?P<n>\d+(?:\.\d+)?)\s*(?:cents?\b|¢)"),
+     lambda m: "$" + _plain(Decimal(m.group("n")) / 100)),
+    (re.compile(r"(?i)(?<![\d.,$€£¥])(?P<n>\d+(?:\.\d+)?)\s*pence\b"),
+     lambda m: "£" + _plain(Decimal(m.group("n")) / 100)),
     # the percent sign before the number (Turkish '%3,49'), not one closing a number ('5% 3')
     (re.compile(r"(?<![\d%])(?<!\d\s)%(?P<n>\d(?:[\d.,]*\d)?)"), lambda m: m.group("n") + "%"),
     # sign words before a number ('baisse de 0,66 %', 'sinkt um 0,66 %', '下降0.66%'): rule 4 in any language

@@ -173,6 +173,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     final = None if final is None else without_remarks(final)
     if finish_reason == "length" and final is None:
         return OpenGrade("truncated", None, "cut by the token limit before a FINAL ANSWER line")
+    if finish_reason == "length" and body.rstrip().endswith(final.rstrip()):  # 'FINAL ANSWER: 42' of 422.1
+        return OpenGrade("truncated", None, "cut by the token limit on the FINAL ANSWER line: the value may be cut")
     if not body.strip():
         return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
 
@@ -268,6 +270,10 @@ def _graded_json(question: Question, reply: dict, finish_reason: str | None, tol
         named = set() if asked is None else {asked.head, *asked.modifiers, (asked.acronym or "").lower()} - {""}
         fields = [(name, value) for name, value in reply.items() if not isinstance(value, dict | list)
                   and (words := [w for w in name.lower().split("_") if w not in _UNIT_SUFFIX]) and set(words) <= named]
+        if not fields and asked is not None:  # the one field naming the asked noun: 'expected_terminal_price'
+            heads = [(name, value) for name, value in reply.items() if not isinstance(value, dict | list)
+                     and asked.head.rstrip("s") in {w.rstrip("s") for w in name.lower().split("_")}]
+            fields = heads if len(heads) == 1 else []
     if not fields:
         return OpenGrade("judge", None, "the JSON reply has no field for the asked quantity")
     grades = [grade_open_answer(question, f"FINAL ANSWER: {value}{_UNIT_SUFFIX.get(name.lower().split('_')[-1], '')}",
@@ -294,7 +300,7 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     basis = _par_basis(reading, question, value)
     if isinstance(basis, str):
         return OpenGrade("judge", None, basis, source)
-    value = basis
+    value = _in_asked_time_unit(reading, question, basis)
     if scale := _options_scale(question, reading, value):  # '65.9' against '£66 million.'
         scaled = Number(value.value * scale, value.unit or key.gold.unit)
         if _stem_scaled_by(question.stem, scale):
@@ -313,6 +319,19 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     if grade.match and direction == "both":
         return OpenGrade("judge", shown, "the number matches but the answer names both directions", source)
     return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)
+
+
+_MONTHS_IN = {"month": 1, "quarter": 3, "year": 12}  # a count of periods the question asks in one of these
+
+
+def _in_asked_time_unit(reading: Reading, question: Question, value: Number) -> Number:
+    """A count of periods in the unit the question asks: '50.87 years' is 610.4 months when months are asked."""
+    asked = asked_quantity(question.stem)
+    wanted = asked.head.rstrip("s") if asked is not None and asked.counted else ""
+    written = re.match(r"\s*(months?|quarters?|years?)\b", reading.region[reading.found.end :], re.IGNORECASE)
+    if value.unit is not None or wanted not in _MONTHS_IN or written is None:
+        return value
+    return Number(value.value * _MONTHS_IN[written.group(1).lower().rstrip("s")] / _MONTHS_IN[wanted])
 
 
 _PER_PAR = r"(?i:\bper\s+[$€£¥]?\s?(?P<n>\d{1,3}(?:,\d{3})*|\d+)\s+(?:of\s+)?(?:par|face|nominal))"

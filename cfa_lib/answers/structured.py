@@ -63,6 +63,8 @@ def data_block(body: str) -> tuple[dict[str, Any], str] | None:
         parsed = _json_object(whole.group("json"))
         return None if parsed is None else (parsed, "")
     blocks = list(_FENCED_BLOCK.finditer(body))
+    if not blocks and (mapping := _yaml_mapping(body, minimum=3)) is not None:  # 'required_return: 10.10%' lines
+        return mapping, ""
     if len(blocks) != 1:
         return None
     block = blocks[0]
@@ -79,11 +81,12 @@ def _json_object(text: str) -> dict[str, Any] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
-def _yaml_mapping(text: str) -> dict[str, Any] | None:
-    """A flat YAML mapping of two or more 'name: value' lines (values kept as text, numbers as numbers)."""
+def _yaml_mapping(text: str, minimum: int = 2) -> dict[str, Any] | None:
+    """A flat YAML mapping of `minimum` or more 'name: value' lines (values kept as text, numbers as numbers); a
+    whole reply written so without a fence needs three."""
     lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     matches = [_YAML_LINE.fullmatch(line.strip()) for line in lines]
-    if len(matches) < 2 or not all(matches):
+    if len(matches) < minimum or not all(matches):
         return None
     return {m.group("name"): _scalar(m.group("value")) for m in matches if m is not None}
 
