@@ -15,6 +15,7 @@ What the question itself asks (its unit, a difference, a change) is `question_un
 
 from __future__ import annotations
 
+import functools
 import re
 
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Found, Number, relative_error, scan_numbers, scan_values
@@ -234,6 +235,7 @@ def without_remarks(text: str) -> str:
     return _REMARK.sub(lambda m: " " * len(m.group()), text)
 
 
+@functools.lru_cache(maxsize=4096)  # asked of one sentence several times while a response is read
 def main_clause(sentence: str) -> str:
     """The sentence up to its first restating or comparing clause (", which means", ", of which", " vs ")."""
     cut = _CLAUSE_CUT.search(sentence)
