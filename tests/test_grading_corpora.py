@@ -22,6 +22,8 @@ RECORDED = {
     "grading_corpus_kept_out_5": (3, 238, 251),
     "grading_corpus_kept_out_6": (6, 277, 297),
     "grading_corpus_kept_out_7": (5, 274, 292),
+    "grading_corpus_kept_out_8": (11, 287, 302),
+    "grading_corpus_kept_out_9": (10, 279, 303),
 }
 
 
