@@ -456,10 +456,11 @@ def test_a_bare_working_value_and_its_scaled_answer_are_one_value(questions):
 @pytest.mark.parametrize(("response", "letter"), [
     ("Согласно МСФО, метод ЛИФО не допускается ни при каких обстоятельствах.\n\nОтвет: А", "A"),  # Cyrillic А
     ("答案：Ｃ", "C"),  # full-width
-    ("В соответствии с МСФО ЛИФО запрещён. Ответ: В.", "B"),  # the preposition В is no letter, the answer's is
+    ("Согласно МСФО ЛИФО запрещён. Ответ: Б.", "B"),  # Б, the second Cyrillic letter
+    ("В соответствии с МСФО ЛИФО запрещён. Ответ: В.", None),  # В: B by its shape, C by its place: no guess
 ])
 def test_letters_in_other_scripts(questions, response, letter):
-    """gmcq-030 (easy_325): a Russian answer written with the Cyrillic 'А' (U+0410)."""
+    """gmcq-030 (easy_325): a Russian answer written with the Cyrillic 'А' (U+0410); writer L read 'Б' as B."""
     assert extract_choice(response) == letter
 
 

@@ -167,9 +167,10 @@ def _is_article(letter: str, text: str, end: int) -> bool:
     return letter in "Aa" and _letter_is_article(text, end)
 
 
-# letters that look like A-E in other scripts: Cyrillic, Greek, full-width ('Ответ: А', 'Ｂ')
-_LOOKALIKES = str.maketrans("АВСЕасеΑΒΕＡＢＣＤＥａｂｃｄｅ", "ABCEaceABEABCDEabcde")
-_LONE_LOOKALIKE = re.compile(r"(?<!\w)[АВСЕасеΑΒΕ](?=[ \t]*(?:[).:;!*\]]|$))|[Ａ-Ｅａ-ｅ]", re.MULTILINE)
+# letters of A-C in other scripts: Cyrillic by shape and by order alike (А; Б, the second letter), Greek,
+# full-width ('Ответ: А', 'Ответ: Б', 'Ｂ'); the Cyrillic В is left out: B by its shape, C by its place (А, Б, В)
+_LOOKALIKES = str.maketrans("АБСЕабсеΑΒΕＡＢＣＤＥａｂｃｄｅ", "ABCEabceABEABCDEabcde")
+_LONE_LOOKALIKE = re.compile(r"(?<!\w)[АБСЕабсеΑΒΕ](?=[ \t]*(?:[).:;!*\]]|$))|[Ａ-Ｅａ-ｅ]", re.MULTILINE)
 
 
 def latin_letters(body: str) -> str:
