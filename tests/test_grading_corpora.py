@@ -17,13 +17,13 @@ RECORDED = {
     "grading_corpus_kept_out": (0, 164, 172),
     "grading_corpus_kept_out_2": (0, 309, 350),
     "grading_corpus_kept_out_3": (0, 158, 170),
-    "grading_corpus_kept_out_4": (0, 146, 160),
+    "grading_corpus_kept_out_4": (0, 147, 160),
     "grading_corpus_fresh_2": (1, 290, 310),
-    "grading_corpus_kept_out_5": (3, 238, 251),
+    "grading_corpus_kept_out_5": (2, 237, 251),
     "grading_corpus_kept_out_6": (6, 277, 297),
-    "grading_corpus_kept_out_7": (5, 274, 292),
-    "grading_corpus_kept_out_8": (11, 287, 302),
-    "grading_corpus_kept_out_9": (10, 279, 303),
+    "grading_corpus_kept_out_7": (4, 273, 292),
+    "grading_corpus_kept_out_8": (8, 286, 302),
+    "grading_corpus_kept_out_9": (7, 278, 303),
 }
 
 

@@ -427,12 +427,14 @@ def test_a_dot_group_in_a_decimal_comma_text_is_deferred_unless_dots_group_thous
 
 
 def test_a_participle_after_the_asked_noun_still_names_it(questions):
-    """gopen-071: 'Cash paid for salaries = ... = $22 million' states the asked cash; a later 'decline of $2
-    million' (the payable) is a second value, not the answer: deferred, never read as −$2 million. open-278: a
-    term named after its number ('$20 million expense + ...') is not the statement's value."""
+    """gopen-071: 'Cash paid for salaries = ... = $22 million' states the asked cash; a later 'a decline of $2
+    million' (the payable) is another quantity, never read as −$2 million (first deferred, since kept-out set 8 set
+    aside as a change the question does not ask for). open-278: a term named after its number ('$20 million
+    expense + ...') is not the statement's value."""
     later = ("Cash paid for salaries = expense + decrease in salaries payable = 20 + 2 = $22 million.\n\n"
              "Salaries payable fell from $3 million to $1 million, a decline of $2 million.")
-    assert grade_open_answer(questions["easy_192"], later, "stop").verdict == "judge"
+    grade = grade_open_answer(questions["easy_192"], later, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", 22_000_000)
     terms = "Cash paid for salaries = $20 million expense + $2 million reduction in salaries payable = **$22 million**."
     grade = grade_open_answer(questions["easy_192"], terms, "stop")
     assert (grade.verdict, grade.value.value) == ("correct", 22_000_000)
@@ -588,3 +590,29 @@ def test_kept_out_6_and_7_letter_forms(corpus, row_id, verdict, letter):
     question, row = _fresh_2(row_id, f"grading_corpus_kept_out_{corpus}")
     grade = grade_choice(question, row["response"], row["finish_reason"])
     assert (grade.verdict, grade.letter) == (verdict, letter), (grade, row["note"])
+
+
+# --- tests/grading_corpus_kept_out_8 and _9 (in-sample after their first scoring) --------------------------
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "value"), [
+    ("8", "L-open-020", "correct", 22.89),  # '$22.89, a drop of $4.11 per share': the price asked, not the drop
+    ("9", "M-open-076", "correct", 112),  # '≈ $112.00, an expected gain of about $1.00 per share (0.9%)'
+    ("9", "M-open-118", "correct", 29),  # 'falls to $29 — a drop of $21 from the $50 purchase price'
+    ("8", "L-open-168", "correct", 0.22),  # '≈ 0.22' then 'Check: ...; there are 4 quarters and p = 0.94.'
+    ("8", "L-open-114", "judge", None),  # the table bolds 'Contracts to sell' 1,230; its last cell is 4.8
+    ("9", "M-open-081", "judge", None),  # '**$64,400**' then 'carrying amount = $565,200'
+])
+def test_kept_out_8_and_9_forms(corpus, row_id, verdict, value):
+    question, row = _fresh_2(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert grade.verdict == verdict, (grade, row["note"])
+    if value is not None:
+        assert math.isclose(grade.value.value, value, rel_tol=1e-6)
+
+
+def test_a_change_the_question_asks_for_is_no_aside(questions):
+    """open-129 (easy_319): 'implies a decline of $420,000 in average receivables' answers a question about the
+    change; 'a drop of ...' is set aside only where a level is asked."""
+    response = ("AR2003 = 300 × 19/365 = 15.616M; ... with growth the required cut in the collection period implies a "
+                "decline of $420,000 in average receivables.")
+    assert grade_open_answer(questions["easy_319"], response, "stop").value.value == -420_000

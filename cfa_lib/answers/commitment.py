@@ -19,7 +19,7 @@ import functools
 import re
 
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Found, Number, relative_error, scan_numbers, scan_values
-from cfa_lib.answers.question_unit import asks_difference
+from cfa_lib.answers.question_unit import asks_change, asks_difference
 
 # --- the FINAL ANSWER line -----------------------------------------------------------------------------
 _FINAL_LINE = re.compile(r"(?im)^[ \t>#*_\-•]*final[ \t]+answer[ \t*_]*[:：][ \t*_]*(?P<rest>.*)$")
@@ -203,7 +203,9 @@ _CLAUSE_CUT = re.compile(
     r"(?:lower|higher|more|less|greater|smaller)\s+than\b|up\s+from\b|down\s+from\b|compared\s+(?:with|to)\b|"
     r"versus\b|vs\.?\s|against\b|from\s+[-+$€£¥]?\d[^,;]*\bto\b)"
 )
-_ASIDE_NOUN = re.compile(r"(?i)\b(premium|discount|profit|excess|complement)\s+of\s*(?:about\s+)?[$€£¥]?$")
+# 'a premium of $64,940', 'a drop of $4.11', 'an expected gain of about $1.00': another quantity, after the answer
+_ASIDE_NOUN = re.compile(r"(?i)\b(premium|discount|profit|excess|complement|drop|gain|decline|increase|rise|fall)"
+                         r"\s+of\s*(?:about\s+|roughly\s+|approximately\s+)?[-+−]?[$€£¥]?$")
 
 
 def sentences(body: str) -> list[str]:
@@ -302,7 +304,10 @@ def is_aside_start(sentence: str) -> bool:
 def aside_number(sentence: str, start: int, stem: str = "") -> bool:
     """The number is a premium/discount/excess "of X" that the question does not ask for."""
     noun = _ASIDE_NOUN.search(sentence[:start])
-    return bool(noun) and f"{noun.group(1).lower()} of" not in stem.lower()
+    if noun is None or f"{noun.group(1).lower()} of" in stem.lower():
+        return False
+    # a change ('a drop of $4.11') is an aside only where the question asks a level ('the price ... sold at')
+    return noun.group(1).lower() in ("premium", "discount", "profit", "excess", "complement") or not asks_change(stem)
 
 
 # --- sign words --------------------------------------------------------------------------------------------

@@ -195,7 +195,9 @@ _ANSWER_MARKER = re.compile(
     r"|答案\s*(?:是|为|[:：])"
     r"|^[ \t#>*_]*(?:answer|result|conclusion)[ \t*_]*:?[ \t*_]*$)"  # a heading: "### Result", "**Answer**"
 )
-_FOOTNOTE = re.compile(r"^[\s>*#\-•]*(?:[¹²³⁴⁵⁶⁷⁸⁹†‡]|\[\d+\])")
+# a footnote or a check: every part of its sentence is the note's ('Check: ...; there are 4 quarters and p = 0.94.')
+_FOOTNOTE = re.compile(
+    r"(?i)^[\s>*#\-•]*(?:[¹²³⁴⁵⁶⁷⁸⁹†‡]|\[\d+\]|(?:check|checking|verification|sanity\s+check|note|nb)\s*:)")
 _NOTE_SENTENCE = re.compile(
     r"(?i)^[\s>*#\-•]*(?:(?:sensitivity|scenario|aside|for\s+context|bonus)\s*:\s*)?"  # 'Sensitivity: if ...'
     r"(?:\(|[¹²³⁴⁵⁶⁷⁸⁹†‡]|\[\d+\]|note\b|nb\b|check\b|checking\b|verification\b|verify\b|sanity\b|assum|if\b|"

@@ -98,6 +98,7 @@ from cfa_lib.answers.settle import settle
 from cfa_lib.answers.structured import answer_fields, json_reply
 from cfa_lib.answers.text import clean
 from cfa_lib.data import Question
+from cfa_lib.models.thinking import split_thinking
 
 Verdict = Literal["correct", "incorrect", "no_answer", "truncated", "judge"]
 AnswerSource = Literal["final_line", "heuristic"]
@@ -223,11 +224,37 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
                          source)
     if source == "heuristic" and (table := _table_after_statement(body, settled.position, question.stem)):
         return OpenGrade("judge", None, table, source)
+    if source == "heuristic" and (bold := _bold_elsewhere(response, settled, question, key, tolerance)):
+        return OpenGrade("judge", None, bold, source)
     question_words = " ".join([question.stem, *question.choices.values()])
     if word := unknown_word(settled.region, settled.found.start, settled.found.end, question_words):
         return OpenGrade("judge", None, f"an unknown word next to the value: {word}", source)
     return _graded(question, _in_response_scale(settled, body, question), value_clause(settled), key, tolerance,
                    source)
+
+
+_BOLD = re.compile(r"\*\*([^*\n]*\d[^*\n]*)\*\*")
+
+
+def _figures(token: str) -> str:
+    """The digits of a token's first number, without separators, sign, unit or scale ('$1,300' -> '1300')."""
+    found = re.search(r"\d[\d,.]*", token)
+    return "" if found is None else re.sub(r"[,.]", "", found.group()).rstrip("0")
+
+
+def _bold_elsewhere(response: str, reading: Reading, question: Question, key: NumericKey, tolerance: float) -> str:
+    """Why the value read is not the one the response marks, or '': the response bolds a value ('≈ **$905,940**')
+    and the reader read another that falls on another verdict; which one it commits to the judge decides."""
+    marked = [m.group(1) for m in _BOLD.finditer(split_thinking(response or "")[0])]
+    if not marked:
+        return ""
+    bold = read_body(normalise_signs(clean(marked[-1])), question.stem)
+    if bold is None or _figures(bold.token) == _figures(reading.token):
+        return ""  # the same number, signed or scaled by its context ('98' bold, '98 million' read)
+    if _window(_in_stem_unit(bold, question), key, tolerance).match == _window(
+            _in_stem_unit(reading, question), key, tolerance).match:
+        return ""
+    return f"the response bolds {marked[-1].strip()} and the value read is {reading.token.strip()}"
 
 
 def _table_after_statement(body: str, position: int, stem: str) -> str:
