@@ -560,7 +560,7 @@ def test_a_letter_before_a_japanese_copula():
     assert extract_choice("対数正規分布は負の値をとりません。\n\n正解はCです。") == "C"
 
 
-# --- tests/grading_corpus_kept_out_6 and _7 (in-sample after their first scoring) --------------------------
+# --- tests/grading_corpus_kept_out_6 to _9 (in-sample after their first scoring) ---------------------------
 
 @pytest.mark.parametrize(("corpus", "row_id", "verdict", "value"), [
     ("6", "J-open-048", "correct", 0.78),  # 'FINAL ANSWER: 78 cents' against '$0.78'
@@ -570,8 +570,15 @@ def test_a_letter_before_a_japanese_copula():
     ("6", "J-open-062", "correct", 2_860_000),  # a JSON reply whose one field naming the asked noun answers
     ("7", "K-open-067", "correct", 1.5),  # 'decline_in_portfolio_value: 1.5%' in unfenced 'name: value' lines
     ("5", "I-open-100", "correct", 39.0625),  # 'min_margin_requirement': the field naming the asked requirement
+    # kept-out sets 8 and 9
+    ("8", "L-open-020", "correct", 22.89),  # '$22.89, a drop of $4.11 per share': the price asked, not the drop
+    ("9", "M-open-076", "correct", 112),  # '≈ $112.00, an expected gain of about $1.00 per share (0.9%)'
+    ("9", "M-open-118", "correct", 29),  # 'falls to $29 — a drop of $21 from the $50 purchase price'
+    ("8", "L-open-168", "correct", 0.22),  # '≈ 0.22' then 'Check: ...; there are 4 quarters and p = 0.94.'
+    ("8", "L-open-114", "judge", None),  # the table bolds 'Contracts to sell' 1,230; its last cell is 4.8
+    ("9", "M-open-081", "judge", None),  # '**$64,400**' then 'carrying amount = $565,200'
 ])
-def test_kept_out_6_and_7_open_forms(corpus, row_id, verdict, value):
+def test_kept_out_6_to_9_open_forms(corpus, row_id, verdict, value):
     question, row = _fresh_2(row_id, f"grading_corpus_kept_out_{corpus}")
     grade = grade_open_answer(question, row["response"], row["finish_reason"])
     assert grade.verdict == verdict, (grade, row["note"])
@@ -590,24 +597,6 @@ def test_kept_out_6_and_7_letter_forms(corpus, row_id, verdict, letter):
     question, row = _fresh_2(row_id, f"grading_corpus_kept_out_{corpus}")
     grade = grade_choice(question, row["response"], row["finish_reason"])
     assert (grade.verdict, grade.letter) == (verdict, letter), (grade, row["note"])
-
-
-# --- tests/grading_corpus_kept_out_8 and _9 (in-sample after their first scoring) --------------------------
-
-@pytest.mark.parametrize(("corpus", "row_id", "verdict", "value"), [
-    ("8", "L-open-020", "correct", 22.89),  # '$22.89, a drop of $4.11 per share': the price asked, not the drop
-    ("9", "M-open-076", "correct", 112),  # '≈ $112.00, an expected gain of about $1.00 per share (0.9%)'
-    ("9", "M-open-118", "correct", 29),  # 'falls to $29 — a drop of $21 from the $50 purchase price'
-    ("8", "L-open-168", "correct", 0.22),  # '≈ 0.22' then 'Check: ...; there are 4 quarters and p = 0.94.'
-    ("8", "L-open-114", "judge", None),  # the table bolds 'Contracts to sell' 1,230; its last cell is 4.8
-    ("9", "M-open-081", "judge", None),  # '**$64,400**' then 'carrying amount = $565,200'
-])
-def test_kept_out_8_and_9_forms(corpus, row_id, verdict, value):
-    question, row = _fresh_2(row_id, f"grading_corpus_kept_out_{corpus}")
-    grade = grade_open_answer(question, row["response"], row["finish_reason"])
-    assert grade.verdict == verdict, (grade, row["note"])
-    if value is not None:
-        assert math.isclose(grade.value.value, value, rel_tol=1e-6)
 
 
 def test_a_change_the_question_asks_for_is_no_aside(questions):
