@@ -93,12 +93,20 @@ from cfa_lib.answers.numbers import (
     spell_numbers,
     symmetric_values,
 )
-from cfa_lib.answers.question_unit import SCALED_TOKEN, in_stem_unit, stem_unit
-from cfa_lib.answers.settle import settle
+from cfa_lib.answers.question_unit import in_stem_unit, stem_unit
+from cfa_lib.answers.settle import bold_elsewhere, settle, table_after_statement
 from cfa_lib.answers.structured import answer_fields, json_reply
 from cfa_lib.answers.text import clean
+from cfa_lib.answers.value_context import (
+    SCALE_NAMES,
+    asks_for_a_fall,
+    in_asked_time_unit,
+    in_response_scale,
+    options_scale,
+    par_basis,
+    stem_scaled_by,
+)
 from cfa_lib.data import Question
-from cfa_lib.models.thinking import split_thinking
 
 Verdict = Literal["correct", "incorrect", "no_answer", "truncated", "judge"]
 AnswerSource = Literal["final_line", "heuristic"]
@@ -222,55 +230,15 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     if source == "heuristic" and ends_on_condition(body, settled.position):
         return OpenGrade("no_answer", None, "the response ends on a condition after stating a different value",
                          source)
-    if source == "heuristic" and (table := _table_after_statement(body, settled.position, question.stem)):
+    if source == "heuristic" and (table := table_after_statement(body, settled.position, question.stem)):
         return OpenGrade("judge", None, table, source)
-    if source == "heuristic" and (bold := _bold_elsewhere(response, settled, question, key, tolerance)):
+    if source == "heuristic" and (bold := bold_elsewhere(response, settled, question.stem, match)):
         return OpenGrade("judge", None, bold, source)
     question_words = " ".join([question.stem, *question.choices.values()])
     if word := unknown_word(settled.region, settled.found.start, settled.found.end, question_words):
         return OpenGrade("judge", None, f"an unknown word next to the value: {word}", source)
-    return _graded(question, _in_response_scale(settled, body, question), value_clause(settled), key, tolerance,
+    return _graded(question, in_response_scale(settled, body, question), value_clause(settled), key, tolerance,
                    source)
-
-
-_BOLD = re.compile(r"\*\*([^*\n]*\d[^*\n]*)\*\*")
-
-
-def _figures(token: str) -> str:
-    """The digits of a token's first number, without separators, sign, unit or scale ('$1,300' -> '1300')."""
-    found = re.search(r"\d[\d,.]*", token)
-    return "" if found is None else re.sub(r"[,.]", "", found.group()).rstrip("0")
-
-
-def _bold_elsewhere(response: str, reading: Reading, question: Question, key: NumericKey, tolerance: float) -> str:
-    """Why the value read is not the one the response marks, or '': the response bolds a value ('≈ **$905,940**')
-    and the reader read another that falls on another verdict; which one it commits to the judge decides."""
-    marked = [m.group(1) for m in _BOLD.finditer(split_thinking(response or "")[0])]
-    if not marked:
-        return ""
-    bold = read_body(normalise_signs(clean(marked[-1])), question.stem)
-    if bold is None or _figures(bold.token) == _figures(reading.token):
-        return ""  # the same number, signed or scaled by its context ('98' bold, '98 million' read)
-    if _window(_in_stem_unit(bold, question), key, tolerance).match == _window(
-            _in_stem_unit(reading, question), key, tolerance).match:
-        return ""
-    return f"the response bolds {marked[-1].strip()} and the value read is {reading.token.strip()}"
-
-
-def _table_after_statement(body: str, position: int, stem: str) -> str:
-    """Why the value read is not the committed one, or '': it stands in a table after the text states another value
-    ('= **13.89%**' then a table of the inputs whose last cell is 5.45%); which is the answer the reader cannot tell."""
-    line_start = body.rfind("\n", 0, position) + 1
-    if not body[line_start:].lstrip().startswith("|"):
-        return ""
-    table_start = line_start
-    while table_start > 0 and body[body.rfind("\n", 0, table_start - 1) + 1 :].lstrip().startswith("|"):
-        table_start = body.rfind("\n", 0, table_start - 1) + 1
-    before = read_body(body[:table_start].rstrip(), stem)
-    cell = read_body(body[line_start:], stem)
-    if before is None or cell is None or before.number == cell.number:
-        return ""
-    return f"the value read stands in a table after the text states {before.number}"
 
 
 def _candidates(line: str, stem: str) -> list[str]:
@@ -316,7 +284,7 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     """The committed value against the window, then its direction words against the key's ('sell 263'
     against 'Buy 263 ...' is incorrect; 'a loss of $1,300' answers 'the maximum possible loss')."""
     value = _in_stem_unit(reading, question)
-    if value.value < 0 < reading.found.number.value and key.gold.value > 0 and _asks_for_a_fall(question.stem):
+    if value.value < 0 < reading.found.number.value and key.gold.value > 0 and asks_for_a_fall(question.stem):
         value = Number(-value.value, value.unit)  # 'declined by 2.5 %' states the decline asked for: 2.5 %
     clause = without_captions(key_directions(question), clause)
     direction = direction_agreement(key_directions(question), clause)
@@ -324,17 +292,17 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
         value = Number(-value.value, value.unit)  # the key's own word carries the sign
     if two := _two_readings(value, key, tolerance):
         return OpenGrade("judge", None, two, source)
-    basis = _par_basis(reading, question, value)
+    basis = par_basis(reading, question, value)
     if isinstance(basis, str):
         return OpenGrade("judge", None, basis, source)
-    value = _in_asked_time_unit(reading, question, basis)
-    if scale := _options_scale(question, reading, value):  # '65.9' against '£66 million.'
+    value = in_asked_time_unit(reading, question, basis)
+    if scale := options_scale(question, reading, value):  # '65.9' against '£66 million.'
         scaled = Number(value.value * scale, value.unit or key.gold.unit)
-        if _stem_scaled_by(question.stem, scale):
+        if stem_scaled_by(question.stem, scale):
             value = scaled  # the stem writes every amount in that scale: so does the answer
         elif _window(scaled, key, tolerance).match and not _window(value, key, tolerance).match:
             return OpenGrade("judge", None, f"a bare {reading.token.strip()} against options in "
-                             f"{_SCALE_NAMES[scale]}s: read in their scale it is the key, as written it is not", source)
+                             f"{SCALE_NAMES[scale]}s: read in their scale it is the key, as written it is not", source)
     grade = _window(value, key, tolerance)
     shown = on_key_scale(value, key.gold)
     if grade.match and direction == "opposite":
@@ -346,84 +314,6 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     if grade.match and direction == "both":
         return OpenGrade("judge", shown, "the number matches but the answer names both directions", source)
     return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)
-
-
-_MONTHS_IN = {"month": 1, "quarter": 3, "year": 12}  # a count of periods the question asks in one of these
-
-
-def _in_asked_time_unit(reading: Reading, question: Question, value: Number) -> Number:
-    """A count of periods in the unit the question asks: '50.87 years' is 610.4 months when months are asked."""
-    asked = asked_quantity(question.stem)
-    wanted = asked.head.rstrip("s") if asked is not None and asked.counted else ""
-    written = re.match(r"\s*(months?|quarters?|years?)\b", reading.region[reading.found.end :], re.IGNORECASE)
-    if value.unit is not None or wanted not in _MONTHS_IN or written is None:
-        return value
-    return Number(value.value * _MONTHS_IN[written.group(1).lower().rstrip("s")] / _MONTHS_IN[wanted])
-
-
-_PER_PAR = r"(?i:\bper\s+[$€£¥]?\s?(?P<n>\d{1,3}(?:,\d{3})*|\d+)\s+(?:of\s+)?(?:par|face|nominal))"
-
-
-def _par_basis(reading: Reading, question: Question, value: Number) -> Number | str:
-    """The value on the question's par basis: '$1,072.15 per $1,000 par' is 107.215 per 100 of par; when the
-    question states no basis, the reason the judge reads it."""
-    stated = re.match(rf"\s*{_PER_PAR}", reading.region[reading.found.end :])
-    if stated is None:
-        return value
-    asked = re.search(_PER_PAR, question.stem)
-    given, wanted = (float(m.group("n").replace(",", "")) if m else None for m in (stated, asked))
-    if wanted is None:
-        return f"the value is stated per {stated.group('n')} of par and the question names no basis"
-    return Number(value.value * wanted / given, value.unit) if given else value
-
-
-# 'All figures in $000s.', 'amounts are in millions': the response's own scale for the bare numbers it writes
-_RESPONSE_SCALE = re.compile(
-    r"(?i)\b(?:all\s+)?(?:figures|amounts|numbers|values)\s+(?:are\s+)?(?:shown\s+|expressed\s+|stated\s+)?in\s+"
-    r"(?:[$€£¥]\s?|(?:USD|EUR|GBP|JPY)\s+)?(?P<word>thousands|millions|billions|['’]?000['’]?s)\b")
-
-
-def _in_response_scale(reading: Reading, body: str, question: Question) -> Reading:
-    """A bare number of a response that states its own scale ('All figures in $000s': 58,000 is $58 million),
-    where the question states none."""
-    note = _RESPONSE_SCALE.search(body)
-    number = reading.number
-    if note is None or stem_unit(question.stem) is not None or number.unit == PERCENT or \
-            SCALED_TOKEN.search(reading.token):
-        return reading
-    word = note.group("word").lower()
-    scale = 1e6 if word == "millions" else 1e9 if word == "billions" else 1e3
-    return replace(reading, number=Number(number.value * scale, number.unit))
-
-
-def _asks_for_a_fall(stem: str) -> bool:
-    """The asked quantity is itself a fall ('The decline in the value of ...', 'the loss on the sale'), so a sign
-    word in the answer names it rather than making it negative."""
-    asked = asked_quantity(stem)
-    return asked is not None and bool(re.fullmatch(
-        r"declines?|decreases?|loss(?:es)?|drops?|falls?|reductions?|shortfalls?|impairments?", asked.head))
-
-
-_SCALE_NAMES = {1e3: "thousand", 1e6: "million", 1e9: "billion"}
-
-
-def _options_scale(question: Question, reading: Reading, value: Number) -> float | None:
-    """The scale word every option writes ('£66 million.'), when the committed number is bare ('65.9', no scale
-    word of its own nor a percent): the scale it may have been written in."""
-    if value.unit == PERCENT or SCALED_TOKEN.search(reading.token) or stem_unit(question.stem) is not None or \
-            abs(value.value) >= 1000:  # '22,000,000' is written in full
-        return None
-    for scale, word in _SCALE_NAMES.items():
-        if all(re.search(rf"(?i)\d\s*{word}s?\b", text) for text in question.choices.values()):
-            return scale
-    return None
-
-
-def _stem_scaled_by(stem: str, scale: float) -> bool:
-    """Every amount of money the stem states carries the scale word ('total liabilities of £24 million'): a bare
-    number in the answer is in that scale, as a careful grader reads it."""
-    amounts = re.findall(r"[$€£¥]\s?\d[\d,.]*(?:\s*(thousand|million|billion)s?\b)?", normalise_signs(stem))
-    return bool(amounts) and all(word.lower() == _SCALE_NAMES[scale] for word in amounts)
 
 
 def _two_readings(value: Number, key: NumericKey, tolerance: float) -> str:

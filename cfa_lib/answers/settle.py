@@ -14,6 +14,8 @@ value; `settle` checks it against what a grader would point at:
   the key's kind in its clause, or the value stated before it, is taken, or the judge decides.
 
 `settle` never guesses: where it cannot point at one value it returns the reason for a `judge` verdict.
+`table_after_statement` and `bold_elsewhere` give the same kind of reason when the value read is a table's
+cell after a stated value, or differs from the one value the response bolds.
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ from collections.abc import Callable
 from cfa_lib.answers.asked import asked_quantity, mentions, statements, worded
 from cfa_lib.answers.commitment import from_stem, sentence_spans
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, stated_in, value_clause
+from cfa_lib.answers.locales import normalise_signs
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
 from cfa_lib.answers.question_unit import asks_difference
+from cfa_lib.answers.text import clean
+from cfa_lib.models.thinking import split_thinking
 
 _EXCEEDS_BY = re.compile(r"(?i)\b(?:exceed\w*|outperform\w*|beat\w*)\b[^.;]{0,80}\bby\s*(?:about\s+|roughly\s+)?$")
 _COMPARED_WITH = re.compile(
@@ -166,3 +171,44 @@ def _of_kind(reading: Reading, key_unit: str | None) -> Reading | None:
     if len(kind) != 1:
         return None
     return Reading(found[-1].number, reading.region, found[-1], reading.at, reading.explicit)
+
+
+# --- a value the response marks or states elsewhere ------------------------------------------------------
+
+_BOLD = re.compile(r"\*\*([^*\n]*\d[^*\n]*)\*\*")
+
+
+def _figures(token: str) -> str:
+    """The digits of a token's first number, without separators, sign, unit or scale ('$1,300' -> '1300')."""
+    found = re.search(r"\d[\d,.]*", token)
+    return "" if found is None else re.sub(r"[,.]", "", found.group()).rstrip("0")
+
+
+def bold_elsewhere(response: str, reading: Reading, stem: str, match: Match) -> str:
+    """Why the value read is not the one the response marks, or '': the response bolds a value ('≈ **$905,940**')
+    and the reader read another that falls on another verdict; which one it commits to the judge decides."""
+    marked = [m.group(1) for m in _BOLD.finditer(split_thinking(response or "")[0])]
+    if not marked:
+        return ""
+    bold = read_body(normalise_signs(clean(marked[-1])), stem)
+    if bold is None or _figures(bold.token) == _figures(reading.token):
+        return ""  # the same number, signed or scaled by its context ('98' bold, '98 million' read)
+    if match(bold) == match(reading):
+        return ""
+    return f"the response bolds {marked[-1].strip()} and the value read is {reading.token.strip()}"
+
+
+def table_after_statement(body: str, position: int, stem: str) -> str:
+    """Why the value read is not the committed one, or '': it stands in a table after the text states another value
+    ('= **13.89%**' then a table of the inputs whose last cell is 5.45%); which is the answer the reader cannot tell."""
+    line_start = body.rfind("\n", 0, position) + 1
+    if not body[line_start:].lstrip().startswith("|"):
+        return ""
+    table_start = line_start
+    while table_start > 0 and body[body.rfind("\n", 0, table_start - 1) + 1 :].lstrip().startswith("|"):
+        table_start = body.rfind("\n", 0, table_start - 1) + 1
+    before = read_body(body[:table_start].rstrip(), stem)
+    cell = read_body(body[line_start:], stem)
+    if before is None or cell is None or before.number == cell.number:
+        return ""
+    return f"the value read stands in a table after the text states {before.number}"
