@@ -434,10 +434,8 @@ def rebuild_tuple_choices(
 
 
 def _one_mistake_each(ratios: dict[str, list[float]]) -> dict[str, list[float]]:
-    """When each of two distractors gets one position wrong and a different one (easy_193: interest paid wrong
-    in one, taxes paid in the other), the key is the only option sharing a number with every other: a test-wise
-    pick. The first distractor then makes both mistakes, so the option sharing a number with both others is a
-    distractor (blind review rounds 9 and 10)."""
+    """Two distractors each wrong at another position (easy_193) leave the key the one option sharing a number
+    with both others, a test-wise pick (review rounds 9, 10): the first distractor then makes both mistakes."""
     if len(ratios) != 2:
         return ratios
     (first, a), (second, b) = ratios.items()
