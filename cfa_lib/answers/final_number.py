@@ -195,12 +195,13 @@ _ANSWER_MARKER = re.compile(
     r"|答案\s*(?:是|为|[:：])"
     r"|^[ \t#>*_]*(?:answer|result|conclusion)[ \t*_]*:?[ \t*_]*$)"  # a heading: "### Result", "**Answer**"
 )
+_NOTE_MARK = r"[¹²³⁴⁵⁶⁷⁸⁹†‡]|\[\d+\]"  # a footnote's marker
 # a footnote or a check: every part of its sentence is the note's ('Check: ...; there are 4 quarters and p = 0.94.')
 _FOOTNOTE = re.compile(
-    r"(?i)^[\s>*#\-•]*(?:[¹²³⁴⁵⁶⁷⁸⁹†‡]|\[\d+\]|(?:check|checking|verification|sanity\s+check|note|nb)\s*:)")
+    rf"(?i)^[\s>*#\-•]*(?:{_NOTE_MARK}|(?:check|checking|verification|sanity\s+check|note|nb)\s*:)")
 _NOTE_SENTENCE = re.compile(
     r"(?i)^[\s>*#\-•]*(?:(?:sensitivity|scenario|aside|for\s+context|bonus)\s*:\s*)?"  # 'Sensitivity: if ...'
-    r"(?:\(|[¹²³⁴⁵⁶⁷⁸⁹†‡]|\[\d+\]|note\b|nb\b|check\b|checking\b|verification\b|verify\b|sanity\b|assum|if\b|"
+    rf"(?:\(|{_NOTE_MARK}|note\b|nb\b|check\b|checking\b|verification\b|verify\b|sanity\b|assum|if\b|"
     r"where\b|here\b|let\s+me\s+know|i\s+can\b|would\s+you\b|feel\s+free|rounded\b|this\s+assumes|"
     r"caveat|disclaimer|alternatively\b|for\s+example\b|e\.g\.)"
 )

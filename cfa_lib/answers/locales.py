@@ -119,7 +119,7 @@ _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+"
 _SCIENTIFIC = re.compile(
     r"(?<![\w.,])(?P<m>\d+(?:[.,]\d+)?)(?:\s*[×xX*·]\s*10\s*(?:\^\s*\{?\s*(?P<e1>[-+]?\d+)\s*\}?|(?P<e2>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))"
     r"|[eE](?P<e3>[-+]?\d{1,3}))(?![\w.])")
-_SCALE_NOTE = r"(?:[$€£¥]\s*|(?:USD|EUR|GBP|JPY)\s+)?(?:thousands|millions|billions|['’]?000['’]?s)\b"
+SCALE_NOTE = r"(?:[$€£¥]\s*|(?:USD|EUR|GBP|JPY)\s+)?(?:thousands|millions|billions|['’]?000['’]?s)\b"
 # '98.27万', '1.5亿', '1億6,990万' (10⁸ and 10⁴ summed), read only when nothing else of the form is CJK (千, 兆, 六)
 CJK_NUMERALS = "〇一二三四五六七八九十百千万萬億亿兆"
 _CJK_DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
@@ -135,7 +135,7 @@ _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], st
     (re.compile(r"(?i)(?<=\d)\s*(?:milliarden|milliards|miliardi|milyar|mrd\.)(?!\w)"), " billion"),
     # the unit or scale right after the number: '169.9 (in $ millions)', '450 in thousands', '28,936 (in $ 000s)',
     # '28,936 ($000s)', '28.79 (in %)'
-    (re.compile(rf"(?i)(?<=\d)\s*\(\s*(?:in\s+)?{_SCALE_NOTE}\s*\)|(?<=\d)\s+in\s+{_SCALE_NOTE}"),
+    (re.compile(rf"(?i)(?<=\d)\s*\(\s*(?:in\s+)?{SCALE_NOTE}\s*\)|(?<=\d)\s+in\s+{SCALE_NOTE}"),
      lambda m: " " + next((w for w in ("million", "billion") if w in m.group().lower()), "thousand")),
     (re.compile(r"(?<=\d)\s*\(\s*in\s*%\s*\)"), "%"),
     # cents and pence: '78 cents' is $0.78, '45 pence' is £0.45

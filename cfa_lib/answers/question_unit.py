@@ -19,9 +19,10 @@ class StemUnit:
     currency: str | None = None
 
 
-_SCALE_WORDS = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
+SCALE_WORDS = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
 
 
+@functools.lru_cache(maxsize=4096)  # asked of one stem several times while an answer is graded
 def stem_unit(stem: str) -> StemUnit | None:
     """'in basis points', '(in millions)', '(€ millions)', 'in thousands' in the question sentence."""
     question = stem.rsplit("Question:", 1)[-1]
@@ -32,7 +33,7 @@ def stem_unit(stem: str) -> StemUnit | None:
                       r"|\bin\s+(?P<cur2>[$€£¥])?\s*(?P<word2>thousands|millions|billions)\b", question)
     if scale:
         word = (scale.group("word") or scale.group("word2")).lower()
-        return StemUnit(scale=_SCALE_WORDS[word], currency=scale.group("cur") or scale.group("cur2"))
+        return StemUnit(scale=SCALE_WORDS[word], currency=scale.group("cur") or scale.group("cur2"))
     return None
 
 

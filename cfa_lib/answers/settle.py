@@ -28,7 +28,7 @@ from cfa_lib.answers.commitment import from_stem, sentence_spans
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, stated_in, value_clause
 from cfa_lib.answers.locales import normalise_signs
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
-from cfa_lib.answers.question_unit import asks_difference
+from cfa_lib.answers.question_unit import SCALE_WORDS, asks_difference
 from cfa_lib.answers.text import clean
 from cfa_lib.models.thinking import split_thinking
 
@@ -126,7 +126,7 @@ def _scaled_restatement(bare: Number, scaled: Number) -> bool:
     """A bare number and the same number with a scale word ('90', then '$90 million'): one value, written
     in the stem's units in the working and in full in the answer."""
     return bare.unit is None and scaled.unit is not None and bare.value != 0 and any(
-        abs(scaled.value - bare.value * scale) <= 1e-9 * abs(scaled.value) for scale in (1e3, 1e6, 1e9))
+        abs(scaled.value - bare.value * scale) <= 1e-9 * abs(scaled.value) for scale in SCALE_WORDS.values())
 
 
 def _committed_before(body: str, stem: str, reading: Reading, key_unit: str | None) -> Reading | None:

@@ -10,9 +10,9 @@ from dataclasses import replace
 
 from cfa_lib.answers.asked import asked_quantity
 from cfa_lib.answers.final_number import Reading
-from cfa_lib.answers.locales import normalise_signs
+from cfa_lib.answers.locales import SCALE_NOTE, normalise_signs
 from cfa_lib.answers.numbers import PERCENT, Number
-from cfa_lib.answers.question_unit import SCALED_TOKEN, stem_unit
+from cfa_lib.answers.question_unit import SCALE_WORDS, SCALED_TOKEN, stem_unit
 from cfa_lib.data import Question
 
 MONTHS_IN = {"month": 1, "quarter": 3, "year": 12}  # a count of periods the question asks in one of these
@@ -46,8 +46,8 @@ def par_basis(reading: Reading, question: Question, value: Number) -> Number | s
 
 # 'All figures in $000s.', 'amounts are in millions': the response's own scale for the bare numbers it writes
 _RESPONSE_SCALE = re.compile(
-    r"(?i)\b(?:all\s+)?(?:figures|amounts|numbers|values)\s+(?:are\s+)?(?:shown\s+|expressed\s+|stated\s+)?in\s+"
-    r"(?:[$€£¥]\s?|(?:USD|EUR|GBP|JPY)\s+)?(?P<word>thousands|millions|billions|['’]?000['’]?s)\b")
+    rf"(?i)\b(?:all\s+)?(?:figures|amounts|numbers|values)\s+(?:are\s+)?(?:shown\s+|expressed\s+|stated\s+)?in\s+"
+    rf"{SCALE_NOTE}")
 
 
 def in_response_scale(reading: Reading, body: str, question: Question) -> Reading:
@@ -58,8 +58,7 @@ def in_response_scale(reading: Reading, body: str, question: Question) -> Readin
     if note is None or stem_unit(question.stem) is not None or number.unit == PERCENT or \
             SCALED_TOKEN.search(reading.token):
         return reading
-    word = note.group("word").lower()
-    scale = 1e6 if word == "millions" else 1e9 if word == "billions" else 1e3
+    scale = next((s for word, s in SCALE_WORDS.items() if word in note.group().lower()), 1e3)  # '$000s': 1e3
     return replace(reading, number=Number(number.value * scale, number.unit))
 
 
@@ -71,7 +70,7 @@ def asks_for_a_fall(stem: str) -> bool:
         r"declines?|decreases?|loss(?:es)?|drops?|falls?|reductions?|shortfalls?|impairments?", asked.head))
 
 
-SCALE_NAMES = {1e3: "thousand", 1e6: "million", 1e9: "billion"}
+SCALE_NAMES = {scale: word.removesuffix("s") for word, scale in SCALE_WORDS.items()}  # 1e6: "million"
 
 
 def options_scale(question: Question, reading: Reading, value: Number) -> float | None:
