@@ -468,7 +468,7 @@ def test_letters_in_other_scripts(questions, response, letter):
 
 # --- tests/grading_corpus_fresh_2 (written blind on perturbed items; in-sample after its first scoring) ----------
 
-def _fresh_2(row_id: str, corpus: str = "grading_corpus_fresh_2") -> tuple[Question, dict]:
+def _corpus_row(row_id: str, corpus: str = "grading_corpus_fresh_2") -> tuple[Question, dict]:
     """A row of a corpus written on perturbed items and the question it answers (the item frozen in the row)."""
     for name in ("open", "mcq"):
         for line in (TESTS / corpus / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
@@ -483,7 +483,7 @@ def test_a_no_break_space_before_the_scale_word_keeps_the_scale():
     option was read as $266, so '266.1 (USD millions)' was graded incorrect. A generated level-3 item's key in
     millions was wrong for every answer."""
     assert option_value("$266\u00a0million.") == Number(266_000_000, "$")
-    question, row = _fresh_2("H-open-028")
+    question, row = _corpus_row("H-open-028")
     grade = grade_open_answer(question, row["response"], "stop")
     assert grade.verdict == "correct" and math.isclose(grade.value.value, 266_100_000)
 
@@ -493,7 +493,7 @@ def test_a_bare_number_is_read_in_the_scale_every_amount_of_the_stem_uses(questi
     £65.9 million. easy_192 likewise ('$20 million', '$3 million', '$1 million'). Where the stem writes
     amounts in full (easy_513: 'EBITDA = $22,000,000'), a bare '169' is the key only in the options' scale:
     the judge decides. A number written in full ('22,000,000') is never scaled."""
-    question, row = _fresh_2("H-open-039")
+    question, row = _corpus_row("H-open-039")
     assert grade_open_answer(question, row["response"], "stop").verdict == "correct"
     assert grade_open_answer(questions["easy_192"], "FINAL ANSWER: 22", "stop").value.value == 22_000_000
     wrong = grade_open_answer(questions["easy_192"], "FINAL ANSWER: 18", "stop")
@@ -513,7 +513,7 @@ def test_a_bare_number_is_read_in_the_scale_every_amount_of_the_stem_uses(questi
     ("H-open-109", "judge", None),  # 'loss on sale of €2.3 million' after '€16 million': never €16m incorrect
 ])
 def test_fresh_corpus_2_forms(row_id, verdict, value):
-    question, row = _fresh_2(row_id)
+    question, row = _corpus_row(row_id)
     grade = grade_open_answer(question, row["response"], row["finish_reason"])
     assert grade.verdict == verdict, (grade, row["note"])
     if value is not None:
@@ -548,7 +548,7 @@ def test_a_struck_letter_then_another(response, letter):
     ("I-open-145", "no_answer", None),  # 'Under one convention the price is about 52, under the other about 54.'
 ])
 def test_kept_out_5_forms(row_id, verdict, value):
-    question, row = _fresh_2(row_id, "grading_corpus_kept_out_5")
+    question, row = _corpus_row(row_id, "grading_corpus_kept_out_5")
     grade = grade_open_answer(question, row["response"], row["finish_reason"])
     assert grade.verdict == verdict, (grade, row["note"])
     if value is not None:
@@ -579,7 +579,7 @@ def test_a_letter_before_a_japanese_copula():
     ("9", "M-open-081", "judge", None),  # '**$64,400**' then 'carrying amount = $565,200'
 ])
 def test_kept_out_6_to_9_open_forms(corpus, row_id, verdict, value):
-    question, row = _fresh_2(row_id, f"grading_corpus_kept_out_{corpus}")
+    question, row = _corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
     grade = grade_open_answer(question, row["response"], row["finish_reason"])
     assert grade.verdict == verdict, (grade, row["note"])
     if value is not None:
@@ -594,7 +594,7 @@ def test_kept_out_6_to_9_open_forms(corpus, row_id, verdict, value):
     ("6", "J-mcq-025", "judge", None),  # '(A), not the multistage DDM (C)': never C, the letter ruled out
 ])
 def test_kept_out_6_and_7_letter_forms(corpus, row_id, verdict, letter):
-    question, row = _fresh_2(row_id, f"grading_corpus_kept_out_{corpus}")
+    question, row = _corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
     grade = grade_choice(question, row["response"], row["finish_reason"])
     assert (grade.verdict, grade.letter) == (verdict, letter), (grade, row["note"])
 
