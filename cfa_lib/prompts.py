@@ -167,6 +167,9 @@ def all_prompts() -> dict[str, str]:
             and name != "PROMPT_VERSION"}
 
 
-PROMPT_VERSION = hashlib.sha256(
-    "\n".join(f"{k}={v}" for k, v in sorted(all_prompts().items())).encode()
-).hexdigest()[:12]
+def version_of(prompts: dict[str, str]) -> str:
+    """A short hash of a set of prompts: two runs with the same version asked the same things."""
+    return hashlib.sha256("\n".join(f"{k}={v}" for k, v in sorted(prompts.items())).encode()).hexdigest()[:12]
+
+
+PROMPT_VERSION = version_of(all_prompts())

@@ -15,7 +15,7 @@ from cfa_lib.publishing import notebooks, pages, pipeline, toc
 from cfa_lib.report import figures, paper_tables
 
 
-@pytest.mark.parametrize("file_name", sorted(notebooks.SOURCES))
+@pytest.mark.parametrize("file_name", sorted(notebooks.sources()))
 def test_committed_notebook_is_what_the_generator_writes(file_name):
     committed = (PROJECT_ROOT / "notebooks" / file_name).read_text(encoding="utf-8")
     assert committed == notebooks.render(file_name), (

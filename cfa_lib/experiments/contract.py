@@ -27,8 +27,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 from cfa_lib.data import Question
 from cfa_lib.experiments.judging import JudgeAgreement, JudgeCalibration
 from cfa_lib.experiments.outcome import Outcome
+from cfa_lib.experiments.page import Page
 from cfa_lib.models import Completion, Request
 from cfa_lib.params import Parameters
+from cfa_lib.prompts import PROMPT_VERSION, all_prompts, version_of
 from cfa_lib.results import ResultRow
 
 if TYPE_CHECKING:
@@ -101,7 +103,8 @@ FORMAT_A, FORMAT_B, OPEN, ORIGINAL, PERTURBED = "A", "B", "open", "original", "p
 @dataclass(frozen=True)
 class Sample:
     """One graded item of a run: a question under one condition (Format A or B, the open answer, the original or
-    one perturbation), its `Outcome` (None: an invalid perturbation, never asked) and what places it."""
+    one perturbation), its `Outcome` (None: an invalid perturbation, never asked), what places it, and what a
+    reviewer reads of it (the response received, or the generated item and its claimed key)."""
 
     question_id: str
     condition: str
@@ -112,6 +115,12 @@ class Sample:
     perturbation: int | None = None  # the perturbation's position in its row
     valid: bool | None = None
     perturbation_source: str | None = None  # "template" or "generator"
+    seed: int | None = None  # the perturbation's seed
+    response: str | None = None  # the reply received, as the file stores it
+    response_whole: bool = True  # False: the row stores the reply cut short (the study's files)
+    item: str | None = None  # a generated item as a reviewer sees it (its stem and options, or its changes)
+    item_key: str | None = None  # the generated item's claimed key: "B: 5.2%"
+    item_whole: bool = True  # False: the file lists the item's changes, not its text (the study's files)
 
 
 class Experiment(ABC, Generic[OptionsT, RowT, SummaryT]):
@@ -126,8 +135,24 @@ class Experiment(ABC, Generic[OptionsT, RowT, SummaryT]):
     tables: ClassVar[tuple[str, ...]] = ()  # paper tables drawn from this experiment's runs (cfa_lib.report)
     figures: ClassVar[tuple[str, ...]] = ()  # paper figures drawn from this experiment's runs
     judged: ClassVar[bool] = True  # a judge grades what numbers cannot: the metadata names it
+    # The blind review (cfa_lib.review): which samples a person checks, as which kind of item ("open": a
+    # verdict of an open answer, "tier": a three-tier level, "item": a generated item's validity), and what
+    # the reviewer sees, in this toolkit's files (whole responses) and in the study's.
+    reviewed: ClassVar[tuple[str, str] | None] = None  # (condition, kind)
+    review_shows: ClassVar[tuple[str, str]] = ("", "")
+    page: ClassVar[Page | None] = None  # its notebook's own text (None: the title and the summary's table)
+    # The book's prompts page: the groups of cfa_lib.prompts this experiment sends (constant-name prefix,
+    # title), and the prompts the experiment's module defines itself (name -> text).
+    prompt_groups: ClassVar[tuple[tuple[str, str], ...]] = ()
+    own_prompts: ClassVar[Mapping[str, str]] = {}
     Options: type[OptionsT]
     Row: type[RowT]
+
+    @property
+    def prompt_version(self) -> str:
+        """The hash of every prompt a run of this experiment may send (`prompts.PROMPT_VERSION` for one that
+        defines none of its own), written into each results file."""
+        return version_of({**all_prompts(), **self.own_prompts}) if self.own_prompts else PROMPT_VERSION
 
     def helper_models(self, settings: Settings, options: OptionsT) -> dict[str, str]:
         """The models the run calls besides the subject, by role, checked before the first question."""

@@ -20,6 +20,7 @@ from cfa_lib.data import Question
 from cfa_lib.experiments.contract import ORIGINAL, PERTURBED, Experiment, Graded, Key, Sample
 from cfa_lib.experiments.counterfactual_summary import CounterfactualSummary, PerturbationLevel, summarize
 from cfa_lib.experiments.outcome import Outcome, grade_letter, letter_error, letter_from_file
+from cfa_lib.experiments.page import Page, code, md
 from cfa_lib.experiments.session import Session
 from cfa_lib.models import Completion, Request, parse_model_name
 from cfa_lib.params import Parameters, check_integer, check_levels, check_optional_model, checked_by
@@ -62,6 +63,19 @@ def row_of(question: Question, records: Sequence[PerturbationRecord], answers: M
     original = answers[question.id]
     return Row(question_id=question.id, correct_answer=question.answer,
                original=answer_fields(grade_letter(original, question), original), perturbations=perturbations)
+
+
+def item_text(entry: Mapping[str, Any]) -> str | None:
+    """A generated item as a reviewer sees it: its stem and options, or the changes the file lists (the study
+    stored no new question); None when the file keeps neither."""
+    if entry.get("question"):
+        choices = "\n".join(f"{k}: {v}" for k, v in (entry.get("choices") or {}).items())
+        return f"{entry['question']}\n\n{choices}".strip()
+    if "changes_made" in entry:
+        changes = entry.get("changes_made") or []
+        listed = "\n".join(f"- {c}" for c in changes) if changes else "(no change listed)"
+        return f"The file stores no text of the new question, only the changes made to the original:\n{listed}"
+    return None
 
 
 # Perturbations ----------------------------------------------------------------------------------------
@@ -145,11 +159,88 @@ class Options(Parameters):
     seed: Annotated[int, checked_by(check_integer)] = 0  # of the new values drawn
 
 
+PAGE = Page(
+    intro="""
+# Counterfactual testing: reasoning or memory?
+
+The numbers of a question are changed (level 1: one, level 2: two) or it asks for a different unknown
+(level 3), and the model is asked again. The computational questions of CFA-Easy and CFA-Challenge that
+the formula language can express faithfully have a template written question by question
+(`datasets/templates/`; the coverage table below counts them and says why the other questions have none):
+its inputs as written in the stem and the textbook formula over them, verified by code against the key.
+`cfa_lib` draws new values that look like the originals, computes the new answer itself, rewrites the stem
+and rebuilds the choices, all offline. For a decision question (the key is "daily", "greater than the lump
+sum") a draw may change the correct option: whether the model follows the new key or keeps the old one is
+the sharpest memorization test. Every other question of the two datasets is left out with its reviewed
+reason (the census below); only a question of another dataset goes to a generator model that proposes a
+formula, under the same checks. Nothing a model says about the new answer is trusted.
+""",
+    parameters="""
+generator_model = None   # None: gpt-4o for OpenAI models (as in the study), else the model itself
+perturbation_levels = [1, 2, 3]  # any of 1, 2, 3
+""",
+    imports=("from IPython.display import display",),
+    sections=(
+        md("""
+## Coverage: which questions could be perturbed and verified
+
+The first table places the whole dataset: questions with no number, questions whose numbers decide
+nothing (each reviewed, with its reason in `datasets/templates/`), and the computational ones, with a
+verified template or the reason none could be written faithfully. The last rows count this run's valid
+perturbations. The next two tables give this run's status per level and why items were not valid.
+"""),
+        code("display(notebook_tables.template_coverage(dataset, run))\n"
+             "display(notebook_tables.counterfactual_coverage(run))\nnotebook_tables.counterfactual_reasons(run)"),
+        md("""
+## Are the generated items right? A blind review
+
+Code verifies each template against the original key and re-derives every emitted item from its own
+text, but a referee will ask whether a person agrees. Generated items (both datasets, levels 1-3; rounds 0-4
+at seeds 0-9, round 5 at seeds 10-14) were given, without their keys, to reviewers who had seen neither the
+code nor the keys (assistants acting as careful CFA graders, not human charterholders). Each reviewer
+worked the answer and called the item valid (one option right) or defective (contradictory, impossible,
+or no single right option); an answer other than the generator's key counts as defective. Every defect
+was fixed as a class (a rule in the templates' validity domains or in the re-derivation) and the review
+was redone on fresh draws. From round 5 the reviewers also said whether the item could be answered from
+memory of the original question and whether its options point at the key. Round 6 (seeds 15-19) counted a
+kept key letter as memory: 62 of its 160 items kept the original's letter, so since then a numeric key
+moves to another letter, the option nearest the remembered answer is never the key, and no key sits in the
+middle of evenly spaced options. Rounds 7 to 9 (seeds 20-34) reviewed those items: most items answerable
+from memory are decisions that kept their key, as half the decision draws do by design (round 9: 8 of its
+12). The defects of rounds 7 and 8 were fixed as classes: challenge_88 at level 3 (a 530 call that broke
+put-call parity) and easy_360 (a cost of equity below the cost of the firm's debt) by domain conditions;
+easy_9 (a rebuilt '15.7% compounded daily' was right for its own convention beside the key) has no template
+since. Round 9 found one: challenge_87 at level 3 asked for a 510 call below the 510 put with the stock above
+the strike (put-call parity broken); its domain now keeps C - P above S - K, and a level-3 item checks the
+domain at the unknown its stated answer implies, not only at the drawn one. Round 10 (seeds 35-39, after
+that fix) found no defect; 7 of its 8 items answerable from memory are decisions that kept their key (4
+from templates whose decision cannot flip: challenge_30, easy_280), the eighth easy_193, whose two-part
+options left the key the only option sharing an amount with both others (one distractor now makes both
+mistakes). Interval: 95% Wilson. The rows are in `datasets/templates/review.jsonl`.
+"""),
+        code("notebook_tables.template_review()"),
+        md("## Where the perturbations came from, and the flipped keys"),
+        code("notebook_tables.counterfactual_flips(run)"),
+        md("## Accuracy on the originals and on their perturbations\n\nBoth on the same questions; the "
+           "memorization gap is their difference, tested with McNemar's test on the pairs."),
+        code("notebook_tables.counterfactual_accuracy(run)"),
+        code("figures.counterfactual_figure(by_model(run))"),
+        md("## Memorization suspects\n\nRight on the original, wrong once its numbers changed."),
+        code("notebook_tables.counterfactual_suspects(run)"),
+    ),
+)
+
+
 class Counterfactual(Experiment[Options, Row, CounterfactualSummary]):
     name, card_id, title, notebook = "counterfactual", "I1", "Counterfactual testing", "03_counterfactual.ipynb"
     file_names, reference_prefix = frozenset({"counterfactual", "I1_counterfactual"}), "I1_"
     tables, figures = ("table_counterfactual",), ("fig3_counterfactual",)
     judged = False  # the key, computed by code, decides every answer
+    page = PAGE
+    reviewed = (PERTURBED, "item")
+    review_shows = ("the original question with its key, and the generated item with its claimed key",
+                    "the original question with its key, the list of changes the generator made and the letter it "
+                    "claimed (the study stored neither the new question nor its options)")
     Options, Row = Options, Row
 
     def requests(self, questions: Sequence[Question], options: Options) -> dict[Key, Request]:
@@ -180,12 +271,17 @@ class Counterfactual(Experiment[Options, Row, CounterfactualSummary]):
             answerable = bool(is_open_answerable(qid))
             original = row.original
             yield Sample(qid, ORIGINAL, answerable, letter_from_file(original.get("answer"), original.get("correct"),
-                                                                     original.get("error")))
+                                                                     original.get("error")),
+                         response=original.get("response"))
             for index, p in enumerate(row.perturbations):
                 valid = bool(p.get("valid"))
                 outcome = letter_from_file(p.get("model_answer"), p.get("correct"), p.get("error")) if valid else None
+                letter = p.get("correct_letter") or p.get("perturbed_answer") or ""
+                claimed = (p.get("choices") or {}).get(letter)
                 yield Sample(qid, PERTURBED, answerable, outcome, perturbation_level=int(p.get("level", 1)),
-                             perturbation=index, valid=valid, perturbation_source=p.get("source") or "generator")
+                             perturbation=index, valid=valid, perturbation_source=p.get("source") or "generator",
+                             seed=p.get("seed"), response=p.get("response"), item=item_text(p),
+                             item_key=f"{letter}: {claimed}" if claimed else letter, item_whole=bool(p.get("question")))
 
     def regrade(self, rows: Sequence[Row]) -> tuple[list[Row], dict[str, int]]:
         """This toolkit's validity rule on any file: a perturbation that changed nothing is not valid."""

@@ -7,6 +7,7 @@ usage, metadata and the atomic write. The experiment only says what to ask and h
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,6 @@ from cfa_lib.experiments.settings import Settings
 from cfa_lib.models import get_client
 from cfa_lib.models.run_options import resolve_options
 from cfa_lib.paths import display_path
-from cfa_lib.prompts import PROMPT_VERSION
 from cfa_lib.results import new_run_id, write_results
 
 
@@ -40,19 +40,26 @@ def metadata(experiment: Experiment, settings: Settings, n_questions: int, **ext
         "max_concurrency": engine.max_concurrency,
         "batch": engine.batch,
         "max_cost_usd": engine.max_cost_usd,
-        "prompt_version": PROMPT_VERSION,
+        "prompt_version": experiment.prompt_version,
         "package_version": __version__,
         "timestamp": datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
         **extra,
     }
 
 
-def execute(experiment: Experiment, settings: Settings, options: params.Parameters | None = None) -> Path:
-    """Estimate, ask, grade, summarize and write one run; returns the results file's path."""
+def execute(experiment: Experiment, settings: Settings, options: params.Parameters | None = None,
+            clients: Mapping[str, Any] | None = None) -> Path:
+    """Estimate, ask, grade, summarize and write one run; returns the results file's path.
+
+    `clients` (model name -> client) are used instead of `get_client` for those names: a test runs an
+    experiment on a scripted model without patching any module.
+    """
     options = options if options is not None else experiment.Options()
     questions = settings.questions()
-    print(get_client(settings.model).estimate(experiment.estimated_requests(questions, options)))
-    session = Session(settings, options, questions, experiment.helper_models(settings, options))
+    subject = (clients or {}).get(settings.model) or get_client(settings.model)
+    print(subject.estimate(experiment.estimated_requests(questions, options)))
+    session = Session(settings, options, questions, experiment.helper_models(settings, options),
+                      {**(clients or {}), settings.model: subject})
     answers = session.ask(experiment.requests(questions, options), desc=experiment.title)
     graded = experiment.grade(session, answers)
     meta = metadata(experiment, settings, len(questions), **graded.metadata, engine=session.engine_stats())
@@ -64,8 +71,8 @@ def execute(experiment: Experiment, settings: Settings, options: params.Paramete
     return write_results(experiment.name, new_run_id(settings.model, settings.dataset), data)
 
 
-def run_or_load(experiment: Experiment, settings: Settings, results_path: str | Path | None = None,
-                **options: Any) -> LoadedRun:
+def run_or_load(experiment: Experiment, settings: Settings, results_path: str | Path | None = None, *,
+                clients: Mapping[str, Any] | None = None, **options: Any) -> LoadedRun:
     """The notebooks' run cell: analyse an existing results file, or run the experiment and load what it wrote.
 
     The experiment's options are checked first, so a typo fails before the estimate and any call.
@@ -73,6 +80,6 @@ def run_or_load(experiment: Experiment, settings: Settings, results_path: str | 
     chosen = experiment.Options(**options)
     if results_path is not None:
         return params.check_results_path(results_path, experiment.name, lambda path: load_run(experiment, path))
-    path = execute(experiment, settings, chosen)
+    path = execute(experiment, settings, chosen, clients)
     print(f"Results written to {display_path(path)}")
     return load_run(experiment, path)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic
 
-from cfa_lib.experiments.contract import Experiment, RowT, SummaryT
+from cfa_lib.experiments.contract import Experiment, RowT, Sample, SummaryT
 from cfa_lib.experiments.judging import JudgeAgreement, JudgeCalibration
 from cfa_lib.paths import REFERENCE_DIR, results_root
 from cfa_lib.results import ResultsFileError, read_results
@@ -33,6 +33,11 @@ class LoadedRun(Generic[RowT, SummaryT]):
     summary: SummaryT  # recomputed from `regraded_rows`
     as_published: SummaryT  # recomputed from `rows`, the file's own verdicts
     regrade_changes: dict[str, int]
+    entry: Experiment = field(repr=False)  # the registry entry that read the file: its samples, its review
+
+    def samples(self) -> list[Sample]:
+        """The run's graded items under this toolkit's rules, one per question and condition."""
+        return list(self.entry.samples(self.regraded_rows))
 
     @property
     def model(self) -> str:
@@ -78,7 +83,7 @@ def load_run(experiment: Experiment[Any, RowT, SummaryT], path: str | Path) -> L
     as_published = experiment.summarize(rows, metadata).with_facts(**facts)
     summary = experiment.summarize(regraded, metadata).with_facts(**facts) if changes else as_published
     return LoadedRun(experiment.name, path, metadata, data["summary"], rows, regraded, summary, as_published,
-                     changes)
+                     changes, experiment)
 
 
 def reference_files(experiment: Experiment) -> list[Path]:

@@ -35,6 +35,7 @@ from cfa_lib.experiments.outcome import (
     read_open_answer,
     response_status,
 )
+from cfa_lib.experiments.page import Page, code, md
 from cfa_lib.experiments.session import Session
 from cfa_lib.models import Completion, Request
 from cfa_lib.params import Parameters, check_count, checked_by
@@ -232,10 +233,76 @@ class Options(Parameters):
     variants: Annotated[list[str], checked_by(answer_variants.check_variants)] = []
 
 
+PAGE = Page(
+    intro="""
+# Option bias: do the answer choices help the model?
+
+Every question is asked twice of the same model: **Format A** with its choices (A/B/C) and **Format B**
+with the choices removed. A question is *option-biased* when the model is right with the choices and
+wrong without them. Option bias = accuracy with options − accuracy without, tested with McNemar's test
+on the paired outcomes. Format B answers are graded against the correct option: by number when the
+option carries one (±tolerance, and never closer to a distractor than to the gold), otherwise by an
+LLM judge. Failed model or judge calls are excluded from the pairs and reported, never counted wrong.
+""",
+    parameters="""
+judge_model = None       # None: gpt-4o-mini for OpenAI models, else the model itself
+tolerance = 0.02         # relative tolerance of the numeric grading
+variants = []            # any of "options_only", "none_of_the_above", "shuffled", "reason_then_choose"
+""",
+    imports=("from IPython.display import Markdown, display",
+             "from cfa_lib.report.runs import by_model, variants_by_model"),
+    run_note=("The cost estimate comes first; completions are cached, so a rerun is free and an "
+              "interrupted run resumes where it stopped."),
+    sections=(
+        md("## Summary"),
+        code("notebook_tables.option_bias_summary(run)"),
+        md("## The paired outcomes and McNemar's test"),
+        code("display(notebook_tables.option_bias_contingency(run))\nMarkdown(notebook_tables.describe_mcnemar(run))"),
+        code("figures.option_bias_figure(by_model(run))"),
+        md("## The option-biased questions\n\nRight with the choices, wrong without them: the extracted open "
+           "answer and the end of the response show why."),
+        code("notebook_tables.option_biased_questions(run)"),
+        md("""
+## Where the inflation comes from
+
+Two formats show *that* the options raise the score, not *how*. The variants ask the same questions in
+other forms, each paired with Format A on the same questions (McNemar's test, and a paired bootstrap
+interval of the difference); they are asked only when the parameter `variants` names them.
+
+* **Options only**: the choices without the question. Accuracy above chance (the dashed line: one over
+  the number of options) can only come from the answer set itself, such as an option that sounds like
+  the textbook. It cannot say whether the model leans on those cues when it does see the question.
+* **None of the above**: the correct option's text is replaced by "None of the above." on the same
+  letter, which stays the key. A model that found the answer by recognising the familiar option, or by
+  eliminating the others towards a known text, loses here. It cannot tell those two apart, and a model may
+  avoid the unusual option for its own sake, so a drop is an upper bound on the options' help.
+* **Shuffled**: the same options in another order (every option moves, seeded by the question), the key
+  following its text. A drop in accuracy, answers piling on one letter against the keys' letters, or a
+  different option chosen after the reorder show position bias and unstable choices; this variant says
+  nothing about what the model knows.
+* **Reason, then choose**: the open conversation continued: Format B's own answer stays in the
+  conversation, then the choices come with "Now choose the option that matches your answer". Near
+  Format A, the reasoning already held the answer (or the choices confirm a near miss); near Format B, the
+  choices were doing the work. It cannot tell recall from computation, and a choice may still be
+  corrected by the options.
+"""),
+        code("display(notebook_tables.option_bias_variants(run))\nfigures.variants_figure(variants_by_model(run))"),
+    ),
+)
+
+
 class OptionBias(Experiment[Options, Row, OptionBiasSummary]):
     name, card_id, title, notebook = "option_bias", "A5", "Option bias", "01_option_bias.ipynb"
     file_names, reference_prefix = frozenset({"option_bias", "A5_option_bias"}), "A5_"
     tables, figures = ("table_p1_option_bias",), ("fig1_option_bias",)
+    page = PAGE
+    reviewed = (FORMAT_B, "open")
+    prompt_groups = (("MCQ_", "Format A: the question with its choices"),
+                     ("OPEN_", "Format B: the question without its choices"),
+                     ("JUDGE_", "Judge of open answers (option bias)"))
+    review_shows = ("the question without its options, the correct option and the whole response",
+                    "the question without its options, the correct option and the response as the study stored it "
+                    "(cut to a few hundred characters)")
     Options, Row = Options, Row
 
     def requests(self, questions: Sequence[Question], options: Options) -> dict[Key, Request]:
@@ -280,8 +347,10 @@ class OptionBias(Experiment[Options, Row, OptionBiasSummary]):
 
     def samples(self, rows: Sequence[Row]) -> Iterator[Sample]:
         for row in rows:
-            yield Sample(row.question_id, FORMAT_A, row.answerable, row.with_options)
-            yield Sample(row.question_id, FORMAT_B, row.answerable, row.without_options)
+            yield Sample(row.question_id, FORMAT_A, row.answerable, row.with_options, response=row.response_with)
+            yield Sample(row.question_id, FORMAT_B, row.answerable, row.without_options,
+                         response=row.response_without if row.response_without is not None else row.answer_without,
+                         response_whole=row.response_without is not None)
 
     def regrade(self, rows: Sequence[Row]) -> tuple[list[Row], dict[str, int]]:
         """This toolkit's rules on rows whose verdicts another grader wrote (the original study's files).

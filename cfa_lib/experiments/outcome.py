@@ -59,6 +59,16 @@ class Outcome:
         return None if self.status == "excluded" else self.status == "correct"
 
     @property
+    def decided_by(self) -> str:
+        """The path that decided the verdict, as a review names it: judge, final_line, heuristic, refusal rule
+        or numbers."""
+        if self.judged:
+            return "judge"
+        if self.source in ("final_line", "heuristic"):
+            return self.source
+        return "refusal rule" if self.status == "no_answer" else "numbers"
+
+    @property
     def code(self) -> str | None:
         """The results files' spelling of the exclusion (`MODEL_FAILED`, `TRUNCATED`, ...), or None."""
         return None if self.excluded is None else FILE_CODES[self.excluded]

@@ -13,9 +13,13 @@ from cfa_lib.models import Completion, Request, complete_keyed, get_client
 from cfa_lib.params import Parameters
 
 
-def ready_client(name: str) -> Any:
-    """A client whose pre-flight check passed: a missing key or server fails before the first question."""
-    client = get_client(name)
+def ready_client(name: str, given: Mapping[str, Any] | None = None) -> Any:
+    """A client whose pre-flight check passed: a missing key or server fails before the first question.
+
+    `given` maps model names to clients passed in (a scripted model in a test, a client the caller already
+    configured); any other name is made by `get_client`.
+    """
+    client = (given or {}).get(name) or get_client(name)
     client.check()
     return client
 
@@ -36,12 +40,14 @@ def usage(completions: Sequence[Completion | None]) -> dict[str, Any]:
 
 class Session:
     """The clients are made (and checked) when the session starts: the subject first, then the helper models
-    by role (judges by name, the gold model), one client per model name, the subject's reused."""
+    by role (judges by name, the gold model), one client per model name, the subject's reused; `clients` are
+    clients passed in by model name (`ready_client`)."""
 
     def __init__(self, settings: Settings, options: Parameters, questions: Sequence[Question],
-                 helpers: Mapping[str, str]) -> None:
+                 helpers: Mapping[str, str], clients: Mapping[str, Any] | None = None) -> None:
         self.settings, self.options, self.questions = settings, options, list(questions)
-        self.subject = ready_client(settings.model)
+        self._given = dict(clients or {})
+        self.subject = ready_client(settings.model, self._given)
         self._by_name: dict[str, Any] = {settings.model: self.subject}
         self._by_role: dict[str, Any] = {"subject": self.subject}
         for role, name in helpers.items():
@@ -51,7 +57,7 @@ class Session:
     def client(self, name: str, role: str) -> Any:
         """The ready client of model `name`, recorded under `role` for the engine's statistics."""
         if name not in self._by_name:
-            self._by_name[name] = ready_client(name)
+            self._by_name[name] = ready_client(name, self._given)
         self._by_role.setdefault(role, self._by_name[name])
         return self._by_name[name]
 

@@ -31,6 +31,7 @@ from cfa_lib.data import Question, dataset_of, questions_by_id
 from cfa_lib.experiments.contract import OPEN, Experiment, Graded, Key, Sample, tally
 from cfa_lib.experiments.judging import CALIBRATION_QUESTIONS, JudgeAgreement, majority, run_calibration
 from cfa_lib.experiments.outcome import EXCLUSION_OF_CODE, FILE_CODES, Outcome, outcome_of, read_open_answer
+from cfa_lib.experiments.page import Page, code, md
 from cfa_lib.experiments.session import Session
 from cfa_lib.experiments.settings import Settings
 from cfa_lib.experiments.three_tier_summary import LEVEL_NAMES, ThreeTierSummary, Tiered, summarize
@@ -243,10 +244,45 @@ def open_requests(questions: Sequence[Question]) -> dict[Key, Request]:
     return {q.id: Request(prompts.open_messages(q)) for q in questions}
 
 
+PAGE = Page(
+    intro="""
+# Three-tier grading of open answers
+
+Multiple choice is both too lenient (the options leak the answer) and too strict (a defensible
+different assumption is marked wrong). The open answers are graded on three levels: **A exact**
+(within tolerance), **B directional** (right approach and magnitude, a different defensible assumption)
+and **C incorrect**, and every C gets an error category. Numbers decide what numbers can; the judge
+decides the band between the tolerance and a factor of 2, and answers in words.
+""",
+    parameters="""
+judge_model = None       # None: gpt-4o-mini for OpenAI models, else the model itself
+gold_model = None        # None: the judge model derives the gold answers that options do not carry
+tolerance = 0.02         # relative tolerance of the numeric grading
+""",
+    imports=("from IPython.display import display",),
+    sections=(
+        md("## Level distribution"),
+        code("display(notebook_tables.three_tier_levels(run))\nnotebook_tables.three_tier_accuracy(run)"),
+        code("figures.three_tier_figure(by_model(run))"),
+        md("## Why the C answers are wrong"),
+        code("figures.error_categories_figure(by_model(run))"),
+        md("## Worked examples, level by level"),
+        code("notebook_tables.three_tier_examples(run)"),
+    ),
+)
+
+
 class ThreeTier(Experiment[Options, Row, ThreeTierSummary]):
     name, card_id, title, notebook = "three_tier", "A1", "Three-tier grading", "02_three_tier.ipynb"
     file_names, reference_prefix = frozenset({"three_tier", "A1_open_ended"}), "A1_"
     tables, figures = ("table_p1_three_tier", "table_error_categories"), ("fig2_three_tier", "fig4_error_categories")
+    page = PAGE
+    reviewed = (OPEN, "tier")
+    prompt_groups = (("GOLD_", "Gold answer for the open question (three-tier)"), ("TIER_", "Three-tier judge"),
+                     ("ERROR_", "Error attribution of Level C answers"))
+    review_shows = ("the question, the correct option and the whole response",
+                    "the question, the correct option and the response as the study stored it (cut to a few hundred "
+                    "characters)")
     Options, Row = Options, Row
 
     def helper_models(self, settings: Settings, options: Options) -> dict[str, str]:
@@ -303,7 +339,8 @@ class ThreeTier(Experiment[Options, Row, ThreeTierSummary]):
 
     def samples(self, rows: Sequence[Row]) -> Iterator[Sample]:
         for row in rows:
-            yield Sample(row.question_id, OPEN, row.tiered.answerable, row.outcome, tier=row.tiered.level)
+            yield Sample(row.question_id, OPEN, row.tiered.answerable, row.outcome, tier=row.tiered.level,
+                         response=row.model_response)
 
     def regrade(self, rows: Sequence[Row]) -> tuple[list[Row], dict[str, int]]:
         """This toolkit's gold rule on any file: a numeric gold is the key's number or none.

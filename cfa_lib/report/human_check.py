@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from cfa_lib.experiments.contract import Experiment
 from cfa_lib.experiments.loading import LoadedRun, load_run, reference_files
-from cfa_lib.experiments.registry import EXPERIMENTS
 from cfa_lib.paths import display_path
 from cfa_lib.report.figures import COLORS, FULL_WIDTH, empty_figure, publication_style
 from cfa_lib.report.format import DASH, ci, count, decimal, pct, pct_ci
@@ -27,19 +27,6 @@ from cfa_lib.review.agreement import MIN_FOR_INTERVAL
 from cfa_lib.review.files import beside, review_file
 from cfa_lib.review.items import ours
 from cfa_lib.review.scoring import ReviewScore, score_review
-
-# What a reviewer saw of an item, by experiment and whether the file is this toolkit's (whole responses).
-VISIBLE = {
-    ("option_bias", True): "the question without its options, the correct option and the whole response",
-    ("option_bias", False): "the question without its options, the correct option and the response as the study "
-                            "stored it (cut to a few hundred characters)",
-    ("three_tier", True): "the question, the correct option and the whole response",
-    ("three_tier", False): "the question, the correct option and the response as the study stored it (cut to a "
-                           "few hundred characters)",
-    ("counterfactual", True): "the original question with its key, and the generated item with its claimed key",
-    ("counterfactual", False): "the original question with its key, the list of changes the generator made and "
-                               "the letter it claimed (the study stored neither the new question nor its options)",
-}
 
 
 @dataclass(frozen=True)
@@ -55,12 +42,11 @@ def _label(run: LoadedRun, reference: bool) -> str:
     return f"{model_label(run.model)} (reference)" if reference else model_label(run.model)
 
 
-def reviewed_runs(run: LoadedRun | None, experiment: str) -> list[Reviewed]:
+def reviewed_runs(run: LoadedRun | None, entry: Experiment) -> list[Reviewed]:
     """This run's review (if it has one) and the shipped reviews of the experiment's reference runs."""
     out = []
     if run is not None and (path := review_file(run.path)) is not None:
         out.append(Reviewed(_label(run, False), run, score_review(run, path)))
-    entry = EXPERIMENTS[experiment]
     for results in reference_files(entry):
         if (path := review_file(results)) is None or (run is not None and results.resolve() == run.path.resolve()):
             continue
@@ -88,7 +74,7 @@ def describe(run: LoadedRun | None, reviewed: Sequence[Reviewed]) -> str:
         s = r.score
         who = ", ".join(s.reviewers) or "no one yet"
         lines.append(f"**{r.label}**: {s.labels} verdicts by {who} on {s.sampled} sampled items of {s.run_items} "
-                     f"(`{display_path(s.review_path)}`), seeing {VISIBLE[r.run.experiment, ours(r.run)]}; "
+                     f"(`{display_path(s.review_path)}`), seeing {r.run.entry.review_shows[not ours(r.run)]}; "
                      f"{s.cannot_tell} were \"cannot tell\" (counted, left out of every figure), "
                      f"{s.unlabelled} not labelled.")
     return "\n\n".join(lines) if lines else "No review file exists for this experiment."

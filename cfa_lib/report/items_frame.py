@@ -23,7 +23,7 @@ import pandas as pd
 from cfa_lib.answers import Number
 from cfa_lib.experiments.contract import Sample
 from cfa_lib.experiments.loading import LoadedRun
-from cfa_lib.experiments.registry import experiment, load_results
+from cfa_lib.experiments.registry import load_results
 from cfa_lib.paths import REFERENCE_DIR
 from cfa_lib.report.runs import Run, model_label
 
@@ -95,7 +95,7 @@ def items_frame(paths_or_runs: RunLike | Iterable[RunLike] | Mapping[str, Iterab
         head = {"subject": subject_label(loaded.model, loaded.dataset, run.reference, several), "run": run.label,
                 "experiment": loaded.experiment, "model": loaded.model, "dataset": loaded.dataset,
                 "imported": run.reference, "as_published": run.as_published}
-        records += [{**head, **_sample_fields(sample)} for sample in experiment(loaded.experiment).samples(rows)]
+        records += [{**head, **_sample_fields(sample)} for sample in loaded.entry.samples(rows)]
     frame = pd.DataFrame.from_records(records, columns=COLUMNS)
     for column in ("correct", "valid", "judged"):
         frame[column] = frame[column].astype("boolean")

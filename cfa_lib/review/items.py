@@ -9,11 +9,11 @@ key: `<question_id>|B` (option bias, the open format), `<question_id>|open` (thr
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from cfa_lib.data import Question, dataset_of, questions_by_id
+from cfa_lib.experiments.contract import Sample
 from cfa_lib.experiments.loading import LoadedRun
 
 Kind = Literal["open", "tier", "item"]
@@ -64,83 +64,35 @@ def ours(run: LoadedRun) -> bool:
     return "prompt_version" in run.metadata
 
 
-def _open_path(judged: bool, source: str | None, status: str) -> str:
-    if judged:
-        return "judge"
-    if source in ("final_line", "heuristic"):
-        return source
-    return "refusal rule" if status == "no_answer" else "numbers"
-
-
-def option_bias_items(run: LoadedRun) -> Iterator[ReviewItem]:
-    """Format B (no options) of every counted question: the open answer against the correct option."""
-    for row in run.regraded_rows:
-        outcome = row.without_options
-        if outcome.status == "excluded":
-            continue
-        question = _question(row.question_id)
-        whole = ours(run) and row.response_without is not None
-        response = row.response_without if row.response_without is not None else (row.answer_without or "")
-        yield ReviewItem(
-            f"{row.question_id}|B", run.experiment, row.question_id, "B", None, "open",
-            question.open_text() if question else "", _key_text(question), response, whole,
-            _open_path(outcome.judged, outcome.source, outcome.status),
-            "correct" if outcome.status == "correct" else "incorrect", outcome.status)
-
-
-def three_tier_items(run: LoadedRun) -> Iterator[ReviewItem]:
-    """Every counted open answer of a three-tier run, its level A, B or C (no answer is C)."""
-    for row in run.regraded_rows:
-        outcome = row.outcome
-        if outcome.status == "excluded" or row.question_id is None:
-            continue
-        question = _question(row.question_id)
-        tier = "C" if outcome.status == "no_answer" else TIER_OF_LEVEL[str(row.level)]
-        whole = ours(run)
-        yield ReviewItem(
-            f"{row.question_id}|open", run.experiment, row.question_id, "open", None, "tier",
-            question.open_text() if question else "", _key_text(question), row.model_response or "", whole,
-            _open_path(outcome.judged, outcome.source, outcome.status), tier,
-            outcome.status if outcome.status == "no_answer" else tier)
-
-
-def _item_text(entry: Mapping[str, Any]) -> str | None:
-    """The generated item as the reviewer sees it: its stem and options, or the changes the file lists."""
-    if entry.get("question"):
-        choices = "\n".join(f"{k}: {v}" for k, v in (entry.get("choices") or {}).items())
-        return f"{entry['question']}\n\n{choices}".strip()
-    if "changes_made" in entry:
-        changes = entry.get("changes_made") or []
-        listed = "\n".join(f"- {c}" for c in changes) if changes else "(no change listed)"
-        return ("The file stores no text of the new question, only the changes made to the original:\n"
-                f"{listed}")
-    return None
-
-
-def counterfactual_items(run: LoadedRun) -> Iterator[ReviewItem]:
-    """Every generated item the file shows (valid or defective): is it a sound question with that key?"""
-    default_seed = run.metadata.get("perturbation_seed")
-    for row in run.regraded_rows:
-        question = _question(row.question_id or "")
-        for entry in row.perturbations:
-            text = _item_text(entry)
-            if text is None or row.question_id is None:
-                continue  # nothing of the item is stored: no one can review it blind
-            seed = entry.get("seed", default_seed)
-            letter = entry.get("correct_letter") or entry.get("perturbed_answer") or ""
-            claimed = (entry.get("choices") or {}).get(letter)
-            verdict = "valid" if entry.get("valid") else "defective"
-            original = f"{question.mcq_text()}\n\nKey: {_key_text(question)}" if question else ""
-            yield ReviewItem(
-                f"{row.question_id}|L{entry.get('level')}|s{'-' if seed is None else seed}", run.experiment,
-                row.question_id, f"L{entry.get('level')}", seed, "item", original,
-                f"{letter}: {claimed}" if claimed else letter, text, bool(entry.get("question")),
-                str(entry.get("source") or "generator"), verdict, verdict)
-
-
-ITEMS = {"option_bias": option_bias_items, "three_tier": three_tier_items, "counterfactual": counterfactual_items}
+def _item(run: LoadedRun, sample: Sample, kind: str) -> ReviewItem | None:
+    """The review item of one sample, or None when it is not reviewable (excluded, or nothing stored)."""
+    qid, outcome, question = sample.question_id, sample.outcome, _question(sample.question_id)
+    if kind == "item":  # the generated item's validity, shown beside the original and its key
+        if sample.item is None or not qid:
+            return None  # nothing of the item is stored: no one can review it blind
+        seed = sample.seed if sample.seed is not None else run.metadata.get("perturbation_seed")
+        part, verdict = f"L{sample.perturbation_level}", "valid" if sample.valid else "defective"
+        original = f"{question.mcq_text()}\n\nKey: {_key_text(question)}" if question else ""
+        return ReviewItem(f"{qid}|{part}|s{'-' if seed is None else seed}", run.experiment, qid, part, seed, "item",
+                          original, sample.item_key or "", sample.item, sample.item_whole,
+                          sample.perturbation_source or "generator", verdict, verdict)
+    if outcome is None or outcome.status == "excluded" or not qid:
+        return None
+    if kind == "tier":
+        verdict = "C" if outcome.status == "no_answer" else TIER_OF_LEVEL[str(sample.tier)]
+        status = outcome.status if outcome.status == "no_answer" else verdict
+    else:
+        verdict, status = ("correct" if outcome.status == "correct" else "incorrect"), outcome.status
+    return ReviewItem(f"{qid}|{sample.condition}", run.experiment, qid, sample.condition, None, kind,  # type: ignore[arg-type]
+                      question.open_text() if question else "", _key_text(question), sample.response or "",
+                      ours(run) and sample.response_whole, outcome.decided_by, verdict, status)
 
 
 def review_items(run: LoadedRun) -> list[ReviewItem]:
-    """Every reviewable item of a loaded run, in the file's order."""
-    return list(ITEMS[run.experiment](run))
+    """Every reviewable item of a loaded run, in the file's order: the samples its experiment declares reviewed
+    (`Experiment.reviewed`: a condition and the kind of item a person checks)."""
+    if run.entry.reviewed is None:
+        return []
+    condition, kind = run.entry.reviewed
+    items = (_item(run, sample, kind) for sample in run.samples() if sample.condition == condition)
+    return [item for item in items if item is not None]
