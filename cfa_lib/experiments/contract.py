@@ -51,6 +51,8 @@ def plain(value: Any) -> Any:
         return value.to_dict()
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple) and any(hasattr(v, "to_dict") for v in value):
+        return [plain(v) for v in value]
     return value
 
 
@@ -127,11 +129,11 @@ class Experiment(ABC, Generic[OptionsT, RowT, SummaryT]):
     """One experiment of the study (see the module docstring); the class attributes are its registry entry."""
 
     name: ClassVar[str]  # folder under results/, `metadata.experiment` in our files
-    card_id: ClassVar[str]  # the original study's experiment card: A5, A1, I1
+    card_id: ClassVar[str] = ""  # the original study's experiment card (A5, A1, I1), if it had one
     title: ClassVar[str]
     notebook: ClassVar[str]  # under notebooks/; executed into book/executed/
     file_names: ClassVar[frozenset[str]]  # accepted `metadata.experiment` values (ours and the study's)
-    reference_prefix: ClassVar[str]  # the study's result files in datasets/reference_runs/
+    reference_prefix: ClassVar[str | None] = None  # the study's result files in datasets/reference_runs/
     tables: ClassVar[tuple[str, ...]] = ()  # paper tables drawn from this experiment's runs (cfa_lib.report)
     figures: ClassVar[tuple[str, ...]] = ()  # paper figures drawn from this experiment's runs
     judged: ClassVar[bool] = True  # a judge grades what numbers cannot: the metadata names it

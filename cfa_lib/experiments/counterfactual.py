@@ -160,6 +160,7 @@ class Options(Parameters):
 
 
 PAGE = Page(
+    blurb="verified perturbations and the memorization gap.",
     intro="""
 # Counterfactual testing: reasoning or memory?
 

@@ -88,6 +88,8 @@ def load_run(experiment: Experiment[Any, RowT, SummaryT], path: str | Path) -> L
 
 def reference_files(experiment: Experiment) -> list[Path]:
     """The original study's files of this experiment (datasets/reference_runs/)."""
+    if experiment.reference_prefix is None:
+        return []  # an experiment the study did not run
     return sorted(REFERENCE_DIR.glob(f"{experiment.reference_prefix}*.json"))
 
 

@@ -234,6 +234,8 @@ class Options(Parameters):
 
 
 PAGE = Page(
+    blurb="the same questions with and without their choices, the 2×2 table of paired outcomes, McNemar's test "
+          "and the option-biased questions side by side.",
     intro="""
 # Option bias: do the answer choices help the model?
 

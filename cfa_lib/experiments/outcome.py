@@ -20,7 +20,7 @@ from cfa_lib.models import Completion
 
 Status = Literal["correct", "partial", "incorrect", "no_answer", "excluded"]
 Exclusion = Literal["failed", "truncated", "judge_failed", "judge_tie", "judge_uncalibrated", "not_grounded",
-                    "skipped", "empty_response", "not_recorded", "letter_undecided"]
+                    "skipped", "empty_response", "not_recorded", "letter_undecided", "unreadable"]
 
 # The results files' spelling of each exclusion (three-tier `excluded`, option-bias `judge_verdict`).
 FILE_CODES: dict[Exclusion, str] = {
@@ -34,6 +34,7 @@ FILE_CODES: dict[Exclusion, str] = {
     "empty_response": "EMPTY_RESPONSE",  # the study's file: an empty open answer, graded by its judge anyway
     "not_recorded": "NO_LETTER_RECORDED",  # the study's file: no letter and thousands of tokens spent
     "letter_undecided": "LETTER_UNDECIDED",  # the reader cannot tell which option a reply names (two match)
+    "unreadable": "UNREADABLE",  # a reply not in the form asked (a follow-up's JSON that does not validate)
 }
 EXCLUSION_OF_CODE: dict[str, Exclusion] = {code: reason for reason, code in FILE_CODES.items()}
 

@@ -28,9 +28,11 @@ def code(text: str) -> Cell:
 class Page:
     """The experiment's own text: its introduction (the title first), its own notebook parameters (one
     `name = default  # what it is` per line; those that are the experiment's options are passed to the run),
-    what its cells import, a note under "Run", and its sections after the run."""
+    what its cells import, a note under "Run", and its sections after the run; `blurb` is its line in the
+    Results chapter."""
 
     intro: str
+    blurb: str = ""
     parameters: str = ""
     imports: tuple[str, ...] = ()
     run_note: str = ""

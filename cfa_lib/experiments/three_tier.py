@@ -245,6 +245,8 @@ def open_requests(questions: Sequence[Question]) -> dict[Key, Request]:
 
 
 PAGE = Page(
+    blurb="the open answers graded on three levels, the error categories of the incorrect ones and the judge's "
+          "agreement with the numeric grading.",
     intro="""
 # Three-tier grading of open answers
 

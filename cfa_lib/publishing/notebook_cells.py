@@ -35,13 +35,15 @@ def code(text: str, tags: list[str] | None = None) -> dict:
     return cell("code", text, tags)
 
 
-def setup(*imports: str) -> dict:
-    """The import cell: the experiment's module and what its cells display with."""
+def setup(*imports: str, uses: str = "by_model(") -> dict:
+    """The import cell: the experiment's module and what its cells display with (`by_model` only when the
+    notebook's code, `uses`, calls it)."""
     ipython = [line for line in imports if line.startswith("from IPython")]
     own = [line for line in imports if line not in ipython]
     shared = ["from cfa_lib.experiments.execute import run_or_load",
               "from cfa_lib.experiments.settings import Settings",
-              "from cfa_lib.report import figures, notebook_tables", "from cfa_lib.report.runs import by_model",
+              "from cfa_lib.report import figures, notebook_tables",
+              *(["from cfa_lib.report.runs import by_model"] if "by_model(" in uses else []),
               "from cfa_lib.publishing.notebook_errors import show_user_errors_briefly"]
     ours = sorted(own + [line for line in shared if not any(o.startswith(line) for o in own)])
     imports = "\n\n".join("\n".join(block) for block in (ipython, ours) if block)

@@ -77,8 +77,9 @@ def experiment_cells(entry: Experiment) -> list[dict]:
     run = _call("run = run_or_load", [name, "settings", "results_path", *(f"{n}={n}" for n in own)])
     run_md = "## Run" + (f"\n\n{page.run_note}" if page.run_note else "")
     sections = page.sections or DEFAULT_SECTIONS
-    return [md(page.intro), parameters(page.parameters), setup(*page.imports, f"from {module} import {name}"),
-            md(run_md), code((JUDGED_SETTINGS if entry.judged else SETTINGS) + run),
+    imports = setup(*page.imports, f"from {module} import {name}", uses="\n".join(text for _, text in sections))
+    return [md(page.intro), parameters(page.parameters), imports, md(run_md),
+            code((JUDGED_SETTINGS if entry.judged else SETTINGS) + run),
             *(cell(kind, text) for kind, text in sections), *_review_section(entry, name)]
 
 

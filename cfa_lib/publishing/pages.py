@@ -208,14 +208,28 @@ def placeholder_notebook(name: str) -> dict[str, Any]:
     return nb
 
 
+FIGURES_BLURB = ("the paper's tables (P1) and Figures 1–4 for every model run so far, beside the original study's "
+                 "runs, labelled \"(reference)\". The figures are also saved as PDF and PNG in `book/figures/` and "
+                 "the tables' raw values as CSV in `book/tables/`.")
+
+
+def results_list() -> str:
+    """The Results chapter's list of executed notebooks, one line each from the registry's pages."""
+    lines = [f"- {{doc}}`executed/{Path(e.notebook).stem}`: {e.page.blurb if e.page and e.page.blurb else e.title}"
+             for e in EXPERIMENTS.values()]
+    return "\n".join([*lines, f"- {{doc}}`executed/{Path(FIGURES_NOTEBOOK).stem}`: {FIGURES_BLURB}", ""])
+
+
 def write_generated(root: Path, results_dir: Path | None = None) -> list[Path]:
     import nbformat
 
     book = root / "book"
-    written = [book / "generated_prompts.md", book / "generated_run_metadata.md", book / "generated_reliability.md"]
+    written = [book / "generated_prompts.md", book / "generated_run_metadata.md", book / "generated_reliability.md",
+               book / "generated_results.md"]
     written[0].write_text(prompts_page(), encoding="utf-8")
     written[1].write_text(run_metadata_page(results_dir), encoding="utf-8")
     written[2].write_text(reliability_page(RELIABILITY_REPORT), encoding="utf-8")
+    written[3].write_text(results_list(), encoding="utf-8")
     for name in EXECUTED:
         path = book / "executed" / f"{name}.ipynb"
         if not path.exists():

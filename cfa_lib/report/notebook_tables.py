@@ -7,6 +7,7 @@ text is shown as data (a DataFrame, escaped when rendered as HTML), never as mar
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import fields
 from typing import Any
 
 import pandas as pd
@@ -23,6 +24,32 @@ from cfa_lib.report.format import DASH, ci, count_pct, decimal, excerpt, pct, pc
 
 def _questions(run: LoadedRun) -> dict[str, Question]:
     return questions_by_id(run.dataset)
+
+
+# Any experiment: its summary's statistics ------------------------------------------------------------------
+
+def _statistic(value: Any) -> str | None:
+    """One statistic as a table cell; None for a part shown elsewhere (a list of bins: the figure)."""
+    if value is None:
+        return DASH
+    if isinstance(value, bool | int):
+        return str(value)
+    if isinstance(value, float):
+        return decimal(value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items()) or "none"
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, float) for v in value):
+        return f"[{decimal(value[0])}, {decimal(value[1])}]"
+    return None
+
+
+def summary_table(run: LoadedRun) -> pd.DataFrame:
+    """The run's summary, one row per statistic in the order the experiment's summary declares them: the
+    table of an experiment whose page declares no tables of its own."""
+    summary = run.summary
+    cells = {f.name.replace("_", " "): _statistic(getattr(summary, f.name)) for f in fields(summary)
+             if f.name != "facts"}
+    return pd.DataFrame({"value": {name: cell for name, cell in cells.items() if cell is not None}})
 
 
 # Notebook 01: option bias of one run -------------------------------------------------------------------
