@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cfa_lib.experiments.confidence import CONFIDENCE
 from cfa_lib.experiments.contract import Experiment
 from cfa_lib.experiments.counterfactual import COUNTERFACTUAL
 from cfa_lib.experiments.loading import LoadedRun, load_run
@@ -16,7 +17,7 @@ from cfa_lib.experiments.option_bias import OPTION_BIAS
 from cfa_lib.experiments.three_tier import THREE_TIER
 from cfa_lib.results import ResultsFileError, read_results
 
-EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (OPTION_BIAS, THREE_TIER, COUNTERFACTUAL)}
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (OPTION_BIAS, THREE_TIER, COUNTERFACTUAL, CONFIDENCE)}
 FIGURES_NOTEBOOK = "04_paper_figures.ipynb"  # draws every experiment's runs into the paper's figures
 
 
