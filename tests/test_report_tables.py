@@ -145,7 +145,7 @@ def test_model_text_is_escaped_when_an_example_table_is_rendered(tmp_path):
     biased["answer_without"] = "<script>alert('x')</script> 8.15%"
     path.write_text(json.dumps(data), encoding="utf-8")
     runs = report_runs.collect_runs("option_bias", tmp_path, include_reference=False)
-    html = paper_tables.biased_examples(runs)._repr_html_()
+    html = paper_tables.biased_examples({"option_bias": runs})._repr_html_()
     assert "&lt;script&gt;alert(" in html
     assert "<script>" not in html
 

@@ -12,6 +12,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from cfa_lib.experiments.contract import FORMAT_A, FORMAT_B, ORIGINAL, PERTURBED
+from cfa_lib.experiments.counterfactual import COUNTERFACTUAL
+from cfa_lib.experiments.option_bias import OPTION_BIAS
+
 MIN_QUESTIONS = 20  # paired questions under which a model's effect is not estimated (nor ranked)
 CONDITION_NAMES = {"A": "Format A", "B": "Format B", "original": "the originals", "perturbed": "the perturbations"}
 
@@ -27,11 +31,11 @@ class Measure:
 
 
 def option_bias() -> Measure:
-    return Measure("option bias", "option_bias", "A", "B")
+    return Measure("option bias", OPTION_BIAS.name, FORMAT_A, FORMAT_B)
 
 
 def memorization_gap(level: int) -> Measure:
-    return Measure(f"memorization gap (level {level})", "counterfactual", "original", "perturbed")
+    return Measure(f"memorization gap (level {level})", COUNTERFACTUAL.name, ORIGINAL, PERTURBED)
 
 
 def paired_items(items: pd.DataFrame, measure: Measure, level: int | None = None) -> pd.DataFrame:
@@ -41,7 +45,7 @@ def paired_items(items: pd.DataFrame, measure: Measure, level: int | None = None
     rows are left out: the re-graded ones of the same run stand for it."""
     frame = items[(items["experiment"] == measure.experiment) & ~items["as_published"].astype(bool)
                   & items["correct"].notna()]
-    if measure.experiment == "option_bias":
+    if measure.treated == FORMAT_B:  # the headline subset: the questions answerable without options
         frame = frame[frame["answerable"].astype(bool)]
     else:
         perturbed = frame["condition"] == measure.treated
@@ -57,5 +61,5 @@ def paired_items(items: pd.DataFrame, measure: Measure, level: int | None = None
 
 def perturbation_levels(items: pd.DataFrame) -> list[int]:
     """The perturbation levels with valid items in the frame, in order."""
-    valid = items[(items["experiment"] == "counterfactual") & items["valid"].fillna(False).astype(bool)]
+    valid = items[(items["condition"] == PERTURBED) & items["valid"].fillna(False).astype(bool)]
     return sorted(int(level) for level in valid["perturbation_level"].dropna().unique())

@@ -127,7 +127,7 @@ A few questions per run that were answered correctly with the choices and incorr
 with the beginning of the answer given without the choices. The original study stored these answers cut
 short.
 """),
-    code('paper_tables.biased_examples(runs["option_bias"])'),
+    code("paper_tables.biased_examples(runs)"),
     md("""
 ## Comparing models
 

@@ -16,6 +16,9 @@ import pandas as pd
 from cfa_lib.compare.models import Comparison
 from cfa_lib.compare.paired import MIN_QUESTIONS
 from cfa_lib.compare.rankings import Ranking
+from cfa_lib.experiments.counterfactual import COUNTERFACTUAL
+from cfa_lib.experiments.option_bias import OPTION_BIAS
+from cfa_lib.experiments.three_tier import THREE_TIER
 from cfa_lib.report.format import DASH, ci, format_p, p_cell, pct, pct_ci, pp
 from cfa_lib.report.items_frame import subject_label
 from cfa_lib.report.runs import Run
@@ -66,12 +69,12 @@ def comparative_table(runs: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
     paired bootstrap) and robust accuracy (Wilson, on the questions tested); a dash where the model has no
     such run."""
     by_subject = _subjects(runs)
-    levels = sorted({level for s in by_subject.values() if "counterfactual" in s
-                     for level in s["counterfactual"].perturbation_levels})
+    levels = sorted({level for s in by_subject.values() if COUNTERFACTUAL.name in s
+                     for level in s[COUNTERFACTUAL.name].perturbation_levels})
     rows = {}
     for subject, found in by_subject.items():
         row: dict[str, str] = {}
-        bias, tiers, counter = found.get("option_bias"), found.get("three_tier"), found.get("counterfactual")
+        bias, tiers, counter = (found.get(e.name) for e in (OPTION_BIAS, THREE_TIER, COUNTERFACTUAL))
         headline = None if bias is None else bias.answerable
         row["option bias (pp)"] = DASH if headline is None else _bootstrap_pp(
             headline.option_bias, headline.option_bias_ci, headline.n_paired)

@@ -261,7 +261,7 @@ def counterfactual_figure(summaries: Mapping[str, CounterfactualSummary]) -> Fig
     The original accuracy is taken on the same questions whose perturbation was valid, so each pair of
     bars compares like with like.
     """
-    _require(summaries, "counterfactual")
+    _require(summaries, "counterfactual-testing")
     rows, intervals, gaps, groups = [], {c: [] for c in COUNTERFACTUAL_COLORS}, [], []
     not_shown: list[str] = []
     for label, s in summaries.items():

@@ -16,6 +16,7 @@ import pandas as pd
 from cfa_lib import perturbation
 from cfa_lib.experiments import counterfactual
 from cfa_lib.experiments.counterfactual_summary import CounterfactualSummary, PerturbationLevel
+from cfa_lib.experiments.option_bias import OPTION_BIAS
 from cfa_lib.experiments.option_bias_summary import OptionBiasSummary
 from cfa_lib.experiments.registry import experiment_showing
 from cfa_lib.experiments.three_tier_summary import ThreeTierSummary
@@ -209,10 +210,11 @@ def table(name: str, runs: Mapping[str, Sequence[Run]], tables_dir: str | Path |
     return shown
 
 
-def biased_examples(runs: Sequence[Run], per_run: int = 2, length: int = 300) -> pd.DataFrame:
-    """A few option-biased questions per run, with what the model said without the choices."""
+def biased_examples(runs: Mapping[str, Sequence[Run]], per_run: int = 2, length: int = 300) -> pd.DataFrame:
+    """A few option-biased questions per option-bias run (`runs`: `collect_all`'s {experiment: runs}), with what
+    the model said without the choices."""
     rows = []
-    for run in runs:
+    for run in runs.get(OPTION_BIAS.name, []):
         for r in [r for r in run.rows if r.option_biased][:per_run]:
             rows.append({
                 "model": run.label,
@@ -242,7 +244,7 @@ def counterfactual_reach(runs: Mapping[str, Sequence[Run]], dataset: str = "easy
     classes = perturbation.question_classes(dataset)
     rest = "of which unchecked, on a question"
     rows = {}
-    for run in runs.get("counterfactual", []):
+    for run in runs.get(counterfactual.COUNTERFACTUAL.name, []):
         if not (run.reference and run.as_published and run.loaded.dataset == dataset):
             continue
         reach = counterfactual.study_reach(run.rows, run.loaded.regraded_rows, classes)
