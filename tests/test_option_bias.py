@@ -174,7 +174,7 @@ def test_a_reply_whose_answer_matches_two_options_is_excluded_not_guessed() -> N
     reply = Completion(text='{"answer": "A", "final_answer": "C"}', model="m", finish_reason="stop")
     outcome = grade_letter(reply, question)
     assert outcome.excluded == "letter_undecided" and outcome.correct is None
-    assert outcome.code == "LETTER_UNDECIDED" and "two letters" in outcome.reason
-    from cfa_lib.experiments.outcome import letter_error, letter_from_file
+    from cfa_lib.experiments.study_files import file_code, letter_error, letter_from_file
+    assert file_code(outcome) == "LETTER_UNDECIDED" and "two letters" in outcome.reason
 
     assert letter_from_file(None, None, letter_error(outcome)).excluded == "letter_undecided"  # as a file reads back

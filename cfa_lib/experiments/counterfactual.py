@@ -19,9 +19,10 @@ from cfa_lib.answerability import is_open_answerable
 from cfa_lib.data import Question
 from cfa_lib.experiments.contract import ORIGINAL, PERTURBED, Experiment, Graded, Key, Sample
 from cfa_lib.experiments.counterfactual_summary import CounterfactualSummary, PerturbationLevel, summarize
-from cfa_lib.experiments.outcome import Outcome, grade_letter, letter_error, letter_from_file
+from cfa_lib.experiments.outcome import Outcome, grade_letter
 from cfa_lib.experiments.page import Page, code, md
 from cfa_lib.experiments.session import Session
+from cfa_lib.experiments.study_files import letter_error, letter_from_file
 from cfa_lib.models import Completion, Request, parse_model_name
 from cfa_lib.params import Parameters, check_integer, check_levels, check_optional_model, checked_by
 from cfa_lib.perturbation import PerturbationRecord

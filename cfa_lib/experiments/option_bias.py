@@ -24,19 +24,18 @@ from cfa_lib.experiments import variants as answer_variants
 from cfa_lib.experiments.contract import FORMAT_A, FORMAT_B, Experiment, Graded, Key, Sample
 from cfa_lib.experiments.judging import CALIBRATION_QUESTIONS, majority, run_calibration
 from cfa_lib.experiments.option_bias_summary import OptionBiasSummary, Pair, summarize
-from cfa_lib.experiments.outcome import (
-    EXCLUSION_OF_CODE,
-    FILE_CODES,
-    Outcome,
-    grade_letter,
-    letter_error,
-    letter_from_file,
-    outcome_of,
-    read_open_answer,
-    response_status,
-)
+from cfa_lib.experiments.outcome import Outcome, grade_letter, outcome_of, read_open_answer
 from cfa_lib.experiments.page import Page, code, md
 from cfa_lib.experiments.session import Session
+from cfa_lib.experiments.study_files import (
+    EXCLUSION_OF_CODE,
+    FILE_CODES,
+    NO_ANSWER,
+    letter_error,
+    letter_from_file,
+    response_status,
+    verdict_code,
+)
 from cfa_lib.models import Completion, Request
 from cfa_lib.params import Parameters, check_count, checked_by
 from cfa_lib.results import ResultRow
@@ -47,21 +46,6 @@ class JudgeVerdict(BaseModel):
 
     correct: bool
     reasoning: str
-
-
-NO_ANSWER = "NO_ANSWER"
-
-
-def verdict_code(outcome: Outcome) -> str:
-    """Format B's outcome as the files spell `judge_verdict`: who decided (numbers or the judge) and what, or
-    why it is excluded (MODEL_FAILED, TRUNCATED, JUDGE_FAILED, JUDGE_TIE, JUDGE_UNCALIBRATED, ...)."""
-    if outcome.code is not None:
-        return outcome.code
-    if outcome.status == "no_answer":
-        return NO_ANSWER
-    if outcome.judged:
-        return "JUDGE_CORRECT" if outcome.correct else "JUDGE_INCORRECT"
-    return "NUMERICAL_MATCH" if outcome.correct else "NUMERICAL_MISMATCH"
 
 
 @dataclass

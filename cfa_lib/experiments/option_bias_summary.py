@@ -13,6 +13,7 @@ from typing import Any
 from cfa_lib import stats
 from cfa_lib.experiments.contract import Summary, tally
 from cfa_lib.experiments.outcome import Outcome
+from cfa_lib.experiments.study_files import file_code
 from cfa_lib.stats import McNemarResult
 
 
@@ -30,9 +31,9 @@ class Pair:
     def exclusion(self) -> str | None:
         """Why the question is left out of the pairs, in the files' spelling, or None when it is paired."""
         if self.without_options.excluded is not None:
-            return self.without_options.code
+            return file_code(self.without_options)
         if self.with_options.excluded is not None:
-            return f"{self.with_options.code} (with options)"
+            return f"{file_code(self.with_options)} (with options)"
         return None
 
 

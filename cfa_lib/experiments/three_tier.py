@@ -30,11 +30,12 @@ from cfa_lib.answers import (
 from cfa_lib.data import Question, dataset_of, questions_by_id
 from cfa_lib.experiments.contract import OPEN, Experiment, Graded, Key, Sample, tally
 from cfa_lib.experiments.judging import CALIBRATION_QUESTIONS, JudgeAgreement, majority, run_calibration
-from cfa_lib.experiments.outcome import EXCLUSION_OF_CODE, FILE_CODES, Outcome, outcome_of, read_open_answer
+from cfa_lib.experiments.outcome import Outcome, outcome_of, read_open_answer
 from cfa_lib.experiments.page import Page, code, md
 from cfa_lib.experiments.session import Session
 from cfa_lib.experiments.settings import Settings
-from cfa_lib.experiments.three_tier_summary import LEVEL_NAMES, ThreeTierSummary, Tiered, summarize
+from cfa_lib.experiments.study_files import EXCLUSION_OF_CODE, FILE_CODES, LEVEL_NAMES, LEVEL_STATUS, file_code
+from cfa_lib.experiments.three_tier_summary import ThreeTierSummary, Tiered, summarize
 from cfa_lib.gold import GoldAnswer, gold_answers
 from cfa_lib.models import Completion, Request
 from cfa_lib.params import Parameters, check_count, check_optional_model, checked_by
@@ -42,7 +43,6 @@ from cfa_lib.results import ResultRow
 
 ERROR_CATEGORIES = ("conceptual_error", "formula_error", "assumption_error", "arithmetic_error",
                     "reading_error", "incomplete_reasoning")
-LEVEL_STATUS = {"exact": "correct", "directional": "partial", "incorrect": "incorrect"}
 
 
 class TierVerdict(BaseModel):
@@ -140,7 +140,7 @@ def first_pass(question: Question, gold: GoldAnswer, response: Completion, toler
     )
     outcome = graded if grade is None else (None if grade.verdict == "judge" else outcome_of(grade))
     if outcome is not None and outcome.excluded is not None:
-        row.excluded, row.evaluation["reasoning"] = outcome.code, outcome.reason
+        row.excluded, row.evaluation["reasoning"] = file_code(outcome), outcome.reason
     elif outcome is not None and outcome.status == "no_answer":
         row.level, row.evaluation["auto_graded"], row.evaluation["reasoning"] = "incorrect", True, outcome.reason
     elif outcome is not None and gold.numerical is not None and answer is not None:

@@ -13,8 +13,7 @@ from typing import Any
 from cfa_lib import stats
 from cfa_lib.experiments.contract import Summary, tally
 from cfa_lib.experiments.outcome import Outcome
-
-LEVEL_NAMES = {"A": "exact", "B": "directional", "C": "incorrect"}
+from cfa_lib.experiments.study_files import LEVEL_NAMES, file_code
 
 
 @dataclass(frozen=True)
@@ -65,7 +64,7 @@ def summarize_levels(answers: Sequence[Tiered]) -> dict[str, Any]:
         "n_questions": len(answers),
         "n_graded": n,
         "n_excluded": len(answers) - n,
-        "excluded_reasons": tally([a.outcome.code for a in answers if a.outcome.excluded is not None]),
+        "excluded_reasons": tally([file_code(a.outcome) for a in answers if a.outcome.excluded is not None]),
         "level_distribution": levels,
         "level_rates": {k: (v / n if n else None) for k, v in levels.items()},
         "strict_accuracy": levels["exact"] / n if n else None,

@@ -35,7 +35,8 @@ from typing import Any
 from cfa_lib import params, prompts, stats
 from cfa_lib.data import Question
 from cfa_lib.experiments.contract import Summary, tally
-from cfa_lib.experiments.outcome import Outcome, cut_short, grade_letter, letter_error, response_status
+from cfa_lib.experiments.outcome import Outcome, cut_short, grade_letter
+from cfa_lib.experiments.study_files import letter_error, response_status
 from cfa_lib.models import Completion, Request
 from cfa_lib.stats import McNemarResult
 

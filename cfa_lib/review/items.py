@@ -24,7 +24,6 @@ VERDICTS: dict[str, tuple[str, ...]] = {
     "tier": ("A", "B", "C", CANNOT_TELL),
     "item": ("valid", "defective", CANNOT_TELL),
 }
-TIER_OF_LEVEL = {"exact": "A", "directional": "B", "incorrect": "C"}
 
 
 @dataclass(frozen=True)
@@ -79,7 +78,7 @@ def _item(run: LoadedRun, sample: Sample, kind: str) -> ReviewItem | None:
     if outcome is None or outcome.status == "excluded" or not qid:
         return None
     if kind == "tier":
-        verdict = "C" if outcome.status == "no_answer" else TIER_OF_LEVEL[str(sample.tier)]
+        verdict = str(outcome.tier)
         status = outcome.status if outcome.status == "no_answer" else verdict
     else:
         verdict, status = ("correct" if outcome.status == "correct" else "incorrect"), outcome.status
