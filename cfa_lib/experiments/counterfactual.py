@@ -26,18 +26,32 @@ from cfa_lib.experiments.study_files import letter_error, letter_from_file
 from cfa_lib.models import Completion, Request, parse_model_name
 from cfa_lib.params import Parameters, check_integer, check_levels, check_optional_model, checked_by
 from cfa_lib.perturbation import PerturbationRecord
+from cfa_lib.perturbation.types import STATUSES
 from cfa_lib.results import ResultRow
 
 
 @dataclass
 class Row(ResultRow):
     """One question of a counterfactual run: the original answer and its perturbations (each a dict with
-    the record of how it was built and checked, and the subject's answer when it was valid)."""
+    the record of how it was built and checked, and the subject's answer when it was valid), read through
+    `perturbed` (typed)."""
 
     original: dict[str, Any]
     perturbations: list[dict[str, Any]]
     question_id: str | None = None
     correct_answer: str | None = None
+
+    @property
+    def original_outcome(self) -> Outcome:
+        return letter_from_file(self.original.get("answer"), self.original.get("correct"), self.original.get("error"))
+
+    @property
+    def original_letter(self) -> str | None:
+        return self.original.get("answer")
+
+    @property
+    def perturbed(self) -> list[Perturbed]:
+        return [Perturbed.of(entry) for entry in self.perturbations]
 
     def to_dict(self) -> dict[str, Any]:
         row = super().to_dict()
@@ -66,17 +80,59 @@ def row_of(question: Question, records: Sequence[PerturbationRecord], answers: M
                original=answer_fields(grade_letter(original, question), original), perturbations=perturbations)
 
 
-def item_text(entry: Mapping[str, Any]) -> str | None:
-    """A generated item as a reviewer sees it: its stem and options, or the changes the file lists (the study
-    stored no new question); None when the file keeps neither."""
-    if entry.get("question"):
-        choices = "\n".join(f"{k}: {v}" for k, v in (entry.get("choices") or {}).items())
-        return f"{entry['question']}\n\n{choices}".strip()
-    if "changes_made" in entry:
-        changes = entry.get("changes_made") or []
-        listed = "\n".join(f"- {c}" for c in changes) if changes else "(no change listed)"
-        return f"The file stores no text of the new question, only the changes made to the original:\n{listed}"
-    return None
+@dataclass(frozen=True)
+class Perturbed:
+    """One perturbation attempt as a file records it (ours, or the study's own keys), typed for the report."""
+
+    level: int
+    valid: bool
+    status: str | None  # valid, not_perturbable, not_verifiable, rejected (None: the study's files)
+    reason: str
+    question: str | None  # the new stem (the study stored none)
+    choices: dict[str, str]
+    key: str  # the letter claimed correct
+    changes: list[str] | None  # the study's list of changes made (None: ours)
+    outcome: Outcome | None  # the subject's answer (None: not valid, never asked)
+    answer: str | None
+    response: str | None
+    seed: int | None
+    source: str  # template or generator
+
+    @classmethod
+    def of(cls, entry: Mapping[str, Any]) -> Perturbed:
+        valid = bool(entry.get("valid"))
+        outcome = letter_from_file(entry.get("model_answer"), entry.get("correct"), entry.get("error")) if valid \
+            else None
+        return cls(int(entry.get("level", 1)), valid, entry.get("status"), str(entry.get("reason") or ""),
+                   entry.get("question"), dict(entry.get("choices") or {}),
+                   entry.get("correct_letter") or entry.get("perturbed_answer") or "",
+                   entry.get("changes_made") if "changes_made" in entry else None, outcome,
+                   entry.get("model_answer"), entry.get("response"), entry.get("seed"),
+                   entry.get("source") or "generator")
+
+    @property
+    def text(self) -> str | None:
+        """The item as a reviewer sees it: its stem and options, or the changes the file lists (the study
+        stored no new question); None when the file keeps neither."""
+        if self.question:
+            choices = "\n".join(f"{k}: {v}" for k, v in self.choices.items())
+            return f"{self.question}\n\n{choices}".strip()
+        if self.changes is not None:
+            listed = "\n".join(f"- {c}" for c in self.changes) if self.changes else "(no change listed)"
+            return f"The file stores no text of the new question, only the changes made to the original:\n{listed}"
+        return None
+
+
+def coverage(rows: Sequence[Row]) -> dict[str, dict[str, int]]:
+    """Status counts per level (every status, zeros included), from the rows; the study recorded only whether
+    an item was valid, so its invalid ones are counted by their reason."""
+    counts: dict[str, dict[str, int]] = {}
+    for row in rows:
+        for p in row.perturbed:
+            level = counts.setdefault(str(p.level), dict.fromkeys(STATUSES, 0) if p.status else {})
+            status = "valid" if p.valid else p.status or p.reason or "invalid"
+            level[status] = level.get(status, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 # Perturbations ----------------------------------------------------------------------------------------
@@ -271,19 +327,13 @@ class Counterfactual(Experiment[Options, Row, CounterfactualSummary]):
         for row in rows:
             qid = row.question_id or ""
             answerable = bool(is_open_answerable(qid))
-            original = row.original
-            yield Sample(qid, ORIGINAL, answerable, letter_from_file(original.get("answer"), original.get("correct"),
-                                                                     original.get("error")),
-                         response=original.get("response"))
-            for index, p in enumerate(row.perturbations):
-                valid = bool(p.get("valid"))
-                outcome = letter_from_file(p.get("model_answer"), p.get("correct"), p.get("error")) if valid else None
-                letter = p.get("correct_letter") or p.get("perturbed_answer") or ""
-                claimed = (p.get("choices") or {}).get(letter)
-                yield Sample(qid, PERTURBED, answerable, outcome, perturbation_level=int(p.get("level", 1)),
-                             perturbation=index, valid=valid, perturbation_source=p.get("source") or "generator",
-                             seed=p.get("seed"), response=p.get("response"), item=item_text(p),
-                             item_key=f"{letter}: {claimed}" if claimed else letter, item_whole=bool(p.get("question")))
+            yield Sample(qid, ORIGINAL, answerable, row.original_outcome, response=row.original.get("response"))
+            for index, p in enumerate(row.perturbed):
+                claimed = p.choices.get(p.key)
+                yield Sample(qid, PERTURBED, answerable, p.outcome, perturbation_level=p.level, perturbation=index,
+                             valid=p.valid, perturbation_source=p.source, seed=p.seed, response=p.response,
+                             item=p.text, item_key=f"{p.key}: {claimed}" if claimed else p.key,
+                             item_whole=bool(p.question))
 
     def regrade(self, rows: Sequence[Row]) -> tuple[list[Row], dict[str, int]]:
         """This toolkit's validity rule on any file: a perturbation that changed nothing is not valid."""

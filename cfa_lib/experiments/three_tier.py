@@ -81,6 +81,19 @@ class Row(ResultRow):
                        why, source, judged=not self.evaluation.get("auto_graded"))
 
     @property
+    def gold_shown(self) -> str | None:
+        """The gold answer as a reader sees it: its number and unit, or its text when it has no number."""
+        gold = self.gold_answer or {}
+        if gold.get("numerical") is None:
+            return gold.get("text")
+        return f"{gold['numerical']:g} {gold.get('unit') or ''}"
+
+    @property
+    def reasoning(self) -> str | None:
+        """Why the answer got its level: the grader's sentence or the judge's reasoning."""
+        return self.evaluation.get("reasoning")
+
+    @property
     def tiered(self) -> Tiered:
         """The answer as the summary reads it (`three_tier_summary`)."""
         return Tiered(self.outcome, self.level, bool(self.evaluation.get("auto_graded")),

@@ -14,6 +14,7 @@ import pandas as pd
 
 from cfa_lib import perturbation
 from cfa_lib.data import Question, questions_by_id
+from cfa_lib.experiments import counterfactual
 from cfa_lib.experiments.loading import LoadedRun
 from cfa_lib.experiments.option_bias_summary import PairedSummary
 from cfa_lib.experiments.variants import OptionsOnlySummary, ShuffledSummary, VariantSummary, summarize_variants
@@ -188,38 +189,21 @@ def three_tier_examples(run: LoadedRun, per_level: int = 2, length: int = 300) -
     for level in shaping.LEVEL_LABELS:
         for r in [r for r in run.rows if r.level == level][:per_level]:
             q = questions.get(r.question_id)
-            gold = r.gold_answer
             rows.append({
                 "level": level,
                 "question": excerpt(q.open_text(), length) if q else r.question_id,
-                "gold": gold.get("text") if gold.get("numerical") is None else f"{gold['numerical']:g} "
-                                                                              f"{gold.get('unit') or ''}",
+                "gold": r.gold_shown,
                 "response (end)": excerpt(r.model_response, length, from_end=True),
-                "reasoning": r.evaluation.get("reasoning"),
+                "reasoning": r.reasoning,
             })
     return pd.DataFrame(rows)
 
 
 # Notebook 03: counterfactual testing of one run --------------------------------------------------------
 
-def _coverage(run: LoadedRun) -> dict[str, dict[str, int]]:
-    """Status counts per level: the file's own, or (the original study recorded only valid or not) counted
-    from its rows."""
-    coverage = run.file_summary.get("coverage")
-    if coverage is not None:
-        return coverage
-    coverage = {}
-    for row in run.rows:
-        for p in row.perturbations:
-            status = "valid" if p["valid"] else p.get("reason", "invalid")
-            coverage.setdefault(str(p["level"]), {}).setdefault(status, 0)
-            coverage[str(p["level"])][status] += 1
-    return coverage
-
-
 def counterfactual_coverage(run: LoadedRun) -> pd.DataFrame:
     """Valid / not perturbable / not verifiable / rejected per level: what share the test covers."""
-    table = pd.DataFrame(_coverage(run)).T.fillna(0).astype(int)
+    table = pd.DataFrame(counterfactual.coverage(run.rows)).T.fillna(0).astype(int)
     table.index = [f"level {k}" for k in table.index]
     table["share valid"] = (table.get("valid", 0) / table.sum(axis=1)).map(lambda share: pct(share, 0))
     return table
@@ -247,7 +231,7 @@ def template_coverage(dataset: str, run: LoadedRun | None = None) -> pd.DataFram
     rows["share of the dataset covered"] = pct(usable / n, 1)
     rows["share of the computational questions covered"] = pct(usable / census["computational"], 1)
     if run is not None:
-        for level, statuses in sorted((run.file_summary.get("coverage") or {}).items()):
+        for level, statuses in counterfactual.coverage(run.rows).items():
             rows[f"this run ({len(run.rows)} questions): valid at level {level}"] = statuses.get("valid", 0)
     return pd.DataFrame({dataset: rows})
 
@@ -293,10 +277,10 @@ def counterfactual_reasons(run: LoadedRun, top: int = 10) -> pd.DataFrame:
     levels: dict[tuple[str, str], set[str]] = {}
     items: Counter[tuple[str, str]] = Counter()
     for row in run.rows:
-        for p in row.perturbations:
-            if not p["valid"]:
-                key = (p.get("status", "invalid"), " ".join(str(p.get("reason") or "").split())[:160])
-                levels.setdefault(key, set()).add(str(p["level"]))
+        for p in row.perturbed:
+            if not p.valid:
+                key = (p.status or "invalid", " ".join(p.reason.split())[:160])
+                levels.setdefault(key, set()).add(str(p.level))
                 items[key] += 1
     rows = [{"status": status, "reason": reason, "levels": ", ".join(sorted(levels[(status, reason)])), "items": n}
             for (status, reason), n in items.most_common(top)]
@@ -330,18 +314,18 @@ def counterfactual_suspects(run: LoadedRun, length: int = 500) -> pd.DataFrame:
     questions = _questions(run) if run.rows else {}
     rows = []
     for row in run.rows:
-        if not row.original["correct"]:
+        if not row.original_outcome.correct:
             continue
-        for p in row.perturbations:
-            if p["valid"] and p.get("correct") is False:
+        for p in row.perturbed:
+            if p.outcome is not None and p.outcome.correct is False:
                 original = questions.get(row.question_id)
                 rows.append({
                     "question": row.question_id,
-                    "level": p["level"],
+                    "level": p.level,
                     "original": excerpt(original.mcq_text(), length) if original else "",
-                    "perturbed": excerpt(" ".join([p.get("question") or "", *(
-                        f"{k}: {v}" for k, v in (p.get("choices") or {}).items())]), length),
-                    "answers (original → perturbed)": f"{row.original['answer']} → {p.get('model_answer')} "
-                                                      f"(key {row.correct_answer} → {p.get('correct_letter')})",
+                    "perturbed": excerpt(" ".join([p.question or "", *(
+                        f"{k}: {v}" for k, v in p.choices.items())]), length),
+                    "answers (original → perturbed)": f"{row.original_letter} → {p.answer} "
+                                                      f"(key {row.correct_answer} → {p.key or None})",
                 })
     return pd.DataFrame(rows, columns=["question", "level", "original", "perturbed", "answers (original → perturbed)"])
