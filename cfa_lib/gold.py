@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from cfa_lib import prompts
 from cfa_lib.answers import gold_number_from_option, open_key, parse_reply
 from cfa_lib.data import Question
-from cfa_lib.models import Request, complete_keyed
+from cfa_lib.models import ChatClient, Request, RunOptions, complete_keyed
 
 GoldSource = Literal["option", "text"]
 
@@ -67,7 +67,8 @@ def text_only(question: Question, note: str, reply: GoldReply | None = None) -> 
                       reply.solution_summary if reply else None, "text", note)
 
 
-def gold_answers(questions: Sequence[Question], client, **engine: Any) -> dict[str, GoldAnswer]:
+def gold_answers(questions: Sequence[Question], client: ChatClient, options: RunOptions | None = None
+                 ) -> dict[str, GoldAnswer]:
     """Gold answers keyed by question id; model calls go through the cache, so each dataset and gold
     model pays for them once, whichever subject model is graded."""
     golds: dict[str, GoldAnswer] = {}
@@ -79,7 +80,7 @@ def gold_answers(questions: Sequence[Question], client, **engine: Any) -> dict[s
         else:
             golds[question.id] = gold
     replies = complete_keyed(client, {qid: gold_request(q) for qid, q in need_model.items()},
-                             desc="Gold answers", **engine)
+                             desc="Gold answers", options=options)
     for qid, completion in replies.items():
         question = need_model[qid]
         reply, why = parse_reply(completion, GoldReply, "gold model")

@@ -17,7 +17,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.servers under any pytest import mode
 from cfa_lib.experiments.settings import Settings  # noqa: E402
 from cfa_lib.models import get_client  # noqa: E402
-from cfa_lib.models.run_options import resolve_options  # noqa: E402
 from cfa_lib.params import ParameterError  # noqa: E402
 from tests.servers.fake_batch import start_fake_batch  # noqa: E402
 from tests.servers.fake_openai import FaultConfig  # noqa: E402
@@ -34,14 +33,14 @@ def test_settings_left_at_their_defaults_let_the_environment_decide(monkeypatch)
     monkeypatch.setenv("CFA_BATCH", "1")
     monkeypatch.setenv("CFA_MAX_CONCURRENCY", "7")
     monkeypatch.setenv("CFA_MAX_COST_USD", "2.5")
-    resolved = resolve_options(Settings().engine(), {})
+    resolved = Settings().engine()
     assert (resolved.batch, resolved.max_concurrency, resolved.max_cost_usd) == (True, 7, 2.5)
 
 
 def test_an_argument_given_wins_over_the_environment(monkeypatch) -> None:
     monkeypatch.setenv("CFA_BATCH", "1")
     monkeypatch.setenv("CFA_MAX_CONCURRENCY", "7")
-    resolved = resolve_options(Settings(batch=False, max_concurrency=3).engine(), {})
+    resolved = Settings(batch=False, max_concurrency=3).engine()
     assert (resolved.batch, resolved.max_concurrency) == (False, 3)
     client = get_client("gpt-4o-mini", base_url="http://127.0.0.1:9/v1", max_concurrency=5)
     assert client.options().max_concurrency == 5  # get_client's argument over CFA_MAX_CONCURRENCY
@@ -49,7 +48,7 @@ def test_an_argument_given_wins_over_the_environment(monkeypatch) -> None:
 
 
 def test_nothing_given_and_no_variable_gives_the_defaults() -> None:
-    resolved = resolve_options(Settings().engine(), {})
+    resolved = Settings().engine()
     assert (resolved.batch, resolved.max_concurrency, resolved.max_cost_usd, resolved.retry_failed) == \
         (False, 64, None, False)
 
@@ -65,7 +64,7 @@ def test_one_check_and_one_sentence_for_a_bad_engine_setting(monkeypatch) -> Non
         Settings(batch="yes")
     monkeypatch.setenv("CFA_MAX_CONCURRENCY", "-1")
     with pytest.raises(ValueError, match="CFA_MAX_CONCURRENCY='-1' is not valid"):
-        resolve_options(Settings().engine(), {})
+        Settings().engine()
 
 
 @pytest.mark.slow

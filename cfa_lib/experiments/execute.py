@@ -17,16 +17,17 @@ from cfa_lib.experiments.contract import Experiment
 from cfa_lib.experiments.loading import LoadedRun, load_run
 from cfa_lib.experiments.session import Session
 from cfa_lib.experiments.settings import Settings
-from cfa_lib.models import get_client
-from cfa_lib.models.run_options import resolve_options
+from cfa_lib.models import ChatClient, get_client
+from cfa_lib.models.run_options import RunOptions
 from cfa_lib.paths import display_path
 from cfa_lib.results import new_run_id, write_results
 
 
-def metadata(experiment: Experiment, settings: Settings, n_questions: int, **extra: Any) -> dict[str, Any]:
-    """What a results file says about its run: the experiment, the settings, the versions, when."""
+def metadata(experiment: Experiment, settings: Settings, n_questions: int, sent_with: RunOptions,
+             **extra: Any) -> dict[str, Any]:
+    """What a results file says about its run: the experiment, the settings, the engine settings it was sent
+    with (resolved once, by its session), the versions, when."""
     judges = settings.judges
-    engine = resolve_options(settings.engine(), {})  # what the run was sent with: arguments, else CFA_*
     return {
         "experiment": experiment.name,
         "dataset": settings.dataset,
@@ -37,9 +38,9 @@ def metadata(experiment: Experiment, settings: Settings, n_questions: int, **ext
         "limit": settings.limit,
         "sample_seed": settings.sample_seed,
         "tolerance": settings.tolerance,
-        "max_concurrency": engine.max_concurrency,
-        "batch": engine.batch,
-        "max_cost_usd": engine.max_cost_usd,
+        "max_concurrency": sent_with.max_concurrency,
+        "batch": sent_with.batch,
+        "max_cost_usd": sent_with.max_cost_usd,
         "prompt_version": experiment.prompt_version,
         "package_version": __version__,
         "timestamp": datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
@@ -48,7 +49,7 @@ def metadata(experiment: Experiment, settings: Settings, n_questions: int, **ext
 
 
 def execute(experiment: Experiment, settings: Settings, options: params.Parameters | None = None,
-            clients: Mapping[str, Any] | None = None) -> Path:
+            clients: Mapping[str, ChatClient] | None = None) -> Path:
     """Estimate, ask, grade, summarize and write one run; returns the results file's path.
 
     `clients` (model name -> client) are used instead of `get_client` for those names: a test runs an
@@ -62,7 +63,8 @@ def execute(experiment: Experiment, settings: Settings, options: params.Paramete
                       {**(clients or {}), settings.model: subject})
     answers = session.ask(experiment.requests(questions, options), desc=experiment.title)
     graded = experiment.grade(session, answers)
-    meta = metadata(experiment, settings, len(questions), **graded.metadata, engine=session.engine_stats())
+    meta = metadata(experiment, settings, len(questions), session.engine, **graded.metadata,
+                    engine=session.engine_stats())
     usage = session.usage()
     summary = experiment.summarize(graded.rows, meta).with_facts(
         **graded.facts, usage=usage,
@@ -72,7 +74,7 @@ def execute(experiment: Experiment, settings: Settings, options: params.Paramete
 
 
 def run_or_load(experiment: Experiment, settings: Settings, results_path: str | Path | None = None, *,
-                clients: Mapping[str, Any] | None = None, **options: Any) -> LoadedRun:
+                clients: Mapping[str, ChatClient] | None = None, **options: Any) -> LoadedRun:
     """The notebooks' run cell: analyse an existing results file, or run the experiment and load what it wrote.
 
     The experiment's options are checked first, so a typo fails before the estimate and any call.

@@ -21,7 +21,7 @@ import numpy as np
 
 from cfa_lib import stats
 from cfa_lib.data import Question
-from cfa_lib.models import Completion, Request, complete_keyed, parse_model_name
+from cfa_lib.models import ChatClient, Completion, Request, RunOptions, complete_keyed, parse_model_name
 
 MIN_SENSITIVITY = 0.8  # a judge below either bound fails calibration: its results are labelled uncalibrated
 MIN_SPECIFICITY = 0.8
@@ -49,12 +49,13 @@ def majority(verdicts: Sequence[Any]) -> tuple[Any, str]:
     return ranked[0][0], f"{ranked[0][1]} of {sum(answered.values())} judges ({counts})"
 
 
-def ask_panel(judges: Mapping[str, Any], requests: Mapping[Any, Request], **engine: Any
+def ask_panel(judges: Mapping[str, ChatClient], requests: Mapping[Any, Request], options: RunOptions | None = None
               ) -> dict[Any, dict[str, Completion]]:
-    """Every judge of the panel answers every request: `{key: {judge name: completion}}`."""
+    """Every judge of the panel answers every request: `{key: {judge name: completion}}` (`options`: the run's
+    engine settings)."""
     replies: dict[Any, dict[str, Completion]] = {key: {} for key in requests}
     for name, client in judges.items():
-        for key, completion in complete_keyed(client, requests, desc=f"Judge {name}", **engine).items():
+        for key, completion in complete_keyed(client, requests, desc=f"Judge {name}", options=options).items():
             replies[key][name] = completion
     return replies
 
@@ -173,14 +174,14 @@ def _corrected(p: float, q0: float, q1: float) -> float:
     return float(min(1.0, max(0.0, stats.lee_theta(p, q0, q1))))
 
 
-def run_calibration(judges: Mapping[str, Any], questions: Sequence[Question],
+def run_calibration(judges: Mapping[str, ChatClient], questions: Sequence[Question],
                     request_for: Callable[[Question, str], Request], verdict_of: Callable[[Completion], bool | None],
                     judged_correct: Sequence[bool], sample: int = CALIBRATION_QUESTIONS, seed: int = 0,
-                    **engine: Any) -> JudgeCalibration:
+                    options: RunOptions | None = None) -> JudgeCalibration:
     """Calibrate the judge panel on key-derived items from `questions` (the run's judged questions)."""
     items = calibration_items(questions, sample, seed)
     replies = ask_panel(judges, {i: request_for(item.question, item.answer) for i, item in enumerate(items)},
-                        **engine)
+                        options)
     verdicts = [majority([verdict_of(c) for c in replies[i].values()])[0] for i in range(len(items))]
     by_kind = {kind: {"n": sum(1 for it, v in zip(items, verdicts, strict=True)
                                if it.kind == kind and v is not None),

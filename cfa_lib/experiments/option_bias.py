@@ -320,7 +320,7 @@ class OptionBias(Experiment[Options, Row, OptionBiasSummary]):
         calibration = run_calibration(
             session.judges, [q for q in judged_questions if classify(q).open_answerable] or judged_questions,
             judge_request, judge_says, decided, sample=session.options.calibration_sample,
-            **session.settings.engine()) if to_judge else None
+            options=session.engine) if to_judge else None
         if calibration is not None and not calibration.passed:
             rows = [set_aside_uncalibrated(row) for row in rows]
         facts: dict[str, Any] = {"judge_calibration": calibration}

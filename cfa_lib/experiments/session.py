@@ -9,11 +9,11 @@ from typing import Any
 from cfa_lib.data import Question
 from cfa_lib.experiments import judging
 from cfa_lib.experiments.settings import Settings
-from cfa_lib.models import Completion, Request, complete_keyed, get_client
+from cfa_lib.models import ChatClient, Completion, Request, complete_keyed, get_client
 from cfa_lib.params import Parameters
 
 
-def ready_client(name: str, given: Mapping[str, Any] | None = None) -> Any:
+def ready_client(name: str, given: Mapping[str, ChatClient] | None = None) -> ChatClient:
     """A client whose pre-flight check passed: a missing key or server fails before the first question.
 
     `given` maps model names to clients passed in (a scripted model in a test, a client the caller already
@@ -44,17 +44,18 @@ class Session:
     clients passed in by model name (`ready_client`)."""
 
     def __init__(self, settings: Settings, options: Parameters, questions: Sequence[Question],
-                 helpers: Mapping[str, str], clients: Mapping[str, Any] | None = None) -> None:
+                 helpers: Mapping[str, str], clients: Mapping[str, ChatClient] | None = None) -> None:
         self.settings, self.options, self.questions = settings, options, list(questions)
         self._given = dict(clients or {})
+        self.engine = settings.engine()  # resolved once: every batch of the run is sent with it
         self.subject = ready_client(settings.model, self._given)
-        self._by_name: dict[str, Any] = {settings.model: self.subject}
-        self._by_role: dict[str, Any] = {"subject": self.subject}
+        self._by_name: dict[str, ChatClient] = {settings.model: self.subject}
+        self._by_role: dict[str, ChatClient] = {"subject": self.subject}
         for role, name in helpers.items():
             self.client(name, role)
         self._calls: dict[str, list[Completion]] = {}
 
-    def client(self, name: str, role: str) -> Any:
+    def client(self, name: str, role: str) -> ChatClient:
         """The ready client of model `name`, recorded under `role` for the engine's statistics."""
         if name not in self._by_name:
             self._by_name[name] = ready_client(name, self._given)
@@ -62,19 +63,19 @@ class Session:
         return self._by_name[name]
 
     @property
-    def judges(self) -> dict[str, Any]:
+    def judges(self) -> dict[str, ChatClient]:
         return {name: self.client(name, name) for name in self.settings.judges}
 
-    def ask(self, requests: Mapping[Any, Request], desc: str, client: Any = None, counted_as: str = "subject"
-            ) -> dict[Any, Completion]:
+    def ask(self, requests: Mapping[Any, Request], desc: str, client: ChatClient | None = None,
+            counted_as: str = "subject") -> dict[Any, Completion]:
         """`{key: completion}` from `client` (default: the subject); the calls count in `counted_as`'s usage."""
-        replies = complete_keyed(client or self.subject, requests, **self.settings.engine(), desc=desc)
+        replies = complete_keyed(client or self.subject, requests, options=self.engine, desc=desc)
         self._calls.setdefault(counted_as, []).extend(replies.values())
         return replies
 
     def ask_panel(self, requests: Mapping[Any, Request]) -> dict[Any, dict[str, Completion]]:
         """Every judge of the panel answers every request (`{key: {judge: completion}}`), counted as "judge"."""
-        replies = judging.ask_panel(self.judges, requests, **self.settings.engine())
+        replies = judging.ask_panel(self.judges, requests, options=self.engine)
         self._calls.setdefault("judge", []).extend(c for by_judge in replies.values() for c in by_judge.values())
         return replies
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from cfa_lib.data import Question, load_dataset
 from cfa_lib.experiments.judging import default_judges
+from cfa_lib.models.run_options import RunOptions, resolve_options
 from cfa_lib.params import (
     Parameters,
     check_concurrency,
@@ -38,10 +39,11 @@ class Settings(Parameters):
     max_cost_usd: Annotated[float | None, checked_by(check_cost_cap)] = None  # stop cleanly before spending more
     retry_failed: Annotated[bool | None, checked_by(check_optional_flag)] = None  # resend deterministic failures
 
-    def engine(self) -> dict[str, Any]:
-        """The engine options every batch of this run is sent with (None: resolved by the engine)."""
-        return {"max_concurrency": self.max_concurrency, "batch": self.batch, "max_cost_usd": self.max_cost_usd,
-                "retry_failed": self.retry_failed}
+    def engine(self) -> RunOptions:
+        """The engine settings every batch of this run is sent with, resolved once (each one given here, else
+        its CFA_* variable, else the engine's default: `models.run_options.resolve_options`)."""
+        return resolve_options({"max_concurrency": self.max_concurrency, "batch": self.batch,
+                                "max_cost_usd": self.max_cost_usd, "retry_failed": self.retry_failed}, {})
 
     @property
     def judges(self) -> list[str]:

@@ -314,7 +314,7 @@ class ThreeTier(Experiment[Options, Row, ThreeTierSummary]):
         judges = session.judges
         judge = next(iter(judges.values()))  # the panel's first judge attributes errors (one category per C)
         gold_name = options.gold_model or settings.judges[0]
-        golds = gold_answers(questions, session.client(gold_name, "gold"), **settings.engine())
+        golds = gold_answers(questions, session.client(gold_name, "gold"), session.engine)
         by_id = {q.id: q for q in questions}
 
         rows = {q.id: first_pass(q, golds[q.id], answers[q.id], settings.tolerance) for q in questions}
@@ -333,7 +333,7 @@ class ThreeTier(Experiment[Options, Row, ThreeTierSummary]):
         credited = [r.level != "incorrect" for r in rows.values() if r.evaluation.get("judge_level")]
         calibration = run_calibration(
             judges, [by_id[qid] for qid in to_judge], lambda q, answer: tier_request(q, golds[q.id], answer),
-            judge_credits, credited, sample=options.calibration_sample, **settings.engine()) if to_judge else None
+            judge_credits, credited, sample=options.calibration_sample, options=session.engine) if to_judge else None
         if calibration is not None and not calibration.passed:
             for row in rows.values():  # a judge that failed calibration decides nothing the book presents
                 if row.evaluation.get("judge_level") and not row.evaluation.get("auto_graded"):

@@ -15,13 +15,14 @@ from .limiter import AdaptiveLimit
 from .names import ACCEPTED_FORMS, ModelSpec, parse_model_name
 from .retry import RetryPolicy
 from .run_options import DEFAULT_MAX_CONCURRENCY, RunOptions
-from .types import Completion, CostEstimate, Request
+from .types import ChatClient, Completion, CostEstimate, Request
 
 __all__ = [
     "ACCEPTED_FORMS",
     "AdaptiveLimit",
     "DEFAULT_MAX_CONCURRENCY",
     "CacheError",
+    "ChatClient",
     "Completion",
     "complete_keyed",
     "CompletionCache",

@@ -246,6 +246,7 @@ class ModelClient(LiveSending, BatchRounds):
         batch_fallback: BatchFallback | None = None,
         max_cost_usd: float | None = None,
         retry_failed: bool | None = None,
+        options: RunOptions | None = None,
     ) -> list[Completion]:
         """Completions in input order; cached ones first, the rest live on a thread pool (works in
         Jupyter) or, with batch=True, through the provider's Batch API at half price.
@@ -256,9 +257,13 @@ class ModelClient(LiveSending, BatchRounds):
         Identical requests are sent once. Each answer is cached as it arrives, so an interrupted run
         resumes where it stopped; failures are returned and counted in a warning, cached only when the
         backend is deterministic (determinism.py), and then sent again only with retry_failed
-        (CFA_RETRY_FAILED).
+        (CFA_RETRY_FAILED). `options`: all of these resolved once by the caller (a run's `Session`), used as
+        they are.
         """
-        opts = self.options(max_concurrency, batch, batch_fallback, max_cost_usd, retry_failed)
+        given = (max_concurrency, batch, batch_fallback, max_cost_usd, retry_failed)
+        if options is not None and any(value is not None for value in given):
+            raise TypeError("complete_many takes either options= or the separate engine arguments, not both")
+        opts = options if options is not None else self.options(*given)
         self._cap = opts.max_cost_usd
         prepared = [self._prepare(r, f"request {i}") for i, r in enumerate(requests)]
         results: list[Completion | None] = [None] * len(prepared)

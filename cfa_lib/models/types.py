@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -89,3 +89,15 @@ class CostEstimate:
         if self.note:
             parts.append(self.note)
         return f"{head} for {self.n_requests} requests ({'; '.join(parts)})"
+
+
+class ChatClient(Protocol):
+    """What a run needs of a model's client (`ModelClient`, or a scripted model a test passes in)."""
+
+    def check(self) -> None: ...
+
+    def estimate(self, requests: list[Request]) -> Any: ...
+
+    def complete_many(self, requests: list[Request], **options: Any) -> list[Completion]: ...
+
+    def engine_stats(self) -> dict[str, Any]: ...
