@@ -20,6 +20,10 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
 
+# Fewer paired questions than this: no paired difference, interval or test is estimated or printed (the
+# report says how many there are and what it needs), and a model is not compared or ranked.
+MIN_PAIRS = 20
+
 __all__ = [
     "McNemarResult",
     "PairedOutcomes",

@@ -64,5 +64,5 @@ def test_slope_chart_labels_every_model_with_both_ranks_apart():
 def test_a_bootstrap_interval_on_a_handful_of_pairs_is_not_printed():
     from cfa_lib.report.comparison_tables import _bootstrap_pp
 
-    assert _bootstrap_pp(0.0, [0.0, 0.0], 4) == "+0.0 (4 pairs: too few for an interval)"
+    assert _bootstrap_pp(0.0, [0.0, 0.0], 4) == "4 pairs: too few (needs 20)"
     assert _bootstrap_pp(0.041, [0.004, 0.08], 704) == "+4.1 [0.4, 8.0]"

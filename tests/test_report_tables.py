@@ -101,7 +101,7 @@ def test_counterfactual_table_has_one_block_per_level():
                                (False, False), (True, None), (False, None))
     table = paper_tables.counterfactual_table({"local": summarize_counterfactual(rows, [1])})
     assert table.loc["level 1 (one number changed): valid perturbations", "local"] == "6"
-    assert table.loc["level 1 (one number changed): memorization gap (pp)", "local"] == "+33.3"
+    assert table.loc["level 1 (one number changed): memorization gap (pp)", "local"] == "6 pairs: too few (needs 20)"
     assert table.loc["level 1 (one number changed): perturbed accuracy", "local"] == "16.7%"
     assert table.loc["robust accuracy", "local"] == "16.7%"  # of the six tested questions
     assert table.loc["accuracy on original questions", "local"] == "50.0%"

@@ -12,7 +12,7 @@ asks whether the effects differ between models: a Wald χ² on the differences o
 freedom), and pairwise differences with Holm's correction of their p-values.
 
 A model is left out, in words, when a cell is all right or all wrong (separation: its log-odds is infinite)
-or when it has fewer than `MIN_QUESTIONS` paired questions; `benchmarks/model_comparison_simulation.py`
+or when it has fewer than `MIN_PAIRS` paired questions; `benchmarks/model_comparison_simulation.py`
 checks the intervals' coverage.
 """
 
@@ -32,7 +32,7 @@ from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 from cfa_lib.compare.paired import (
     CONDITION_NAMES,
-    MIN_QUESTIONS,
+    MIN_PAIRS,
     Measure,
     memorization_gap,
     option_bias,
@@ -116,8 +116,8 @@ def _left_out(data: pd.DataFrame, measure: Measure) -> dict[str, str]:
     why = {}
     for subject, rows in data.groupby("subject", sort=False):
         n = rows["question_id"].nunique()
-        if n < MIN_QUESTIONS:
-            why[str(subject)] = f"{n} paired questions (at least {MIN_QUESTIONS} are needed)"
+        if n < MIN_PAIRS:
+            why[str(subject)] = f"{n} paired questions (at least {MIN_PAIRS} are needed)"
             continue
         rates = rows.groupby("treated")["correct"].mean()
         extreme = [f"every answer {'right' if rate else 'wrong'} in {CONDITION_NAMES[condition]}"

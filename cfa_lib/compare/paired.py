@@ -15,8 +15,8 @@ import pandas as pd
 from cfa_lib.experiments.contract import FORMAT_A, FORMAT_B, ORIGINAL, PERTURBED
 from cfa_lib.experiments.counterfactual import COUNTERFACTUAL
 from cfa_lib.experiments.option_bias import OPTION_BIAS
+from cfa_lib.stats import MIN_PAIRS as MIN_PAIRS  # re-exported: the comparisons' threshold
 
-MIN_QUESTIONS = 20  # paired questions under which a model's effect is not estimated (nor ranked)
 CONDITION_NAMES = {"A": "Format A", "B": "Format B", "original": "the originals", "perturbed": "the perturbations"}
 
 

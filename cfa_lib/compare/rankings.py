@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from cfa_lib.compare.paired import MIN_QUESTIONS, option_bias, paired_items
+from cfa_lib.compare.paired import MIN_PAIRS, option_bias, paired_items
 
 
 @dataclass(frozen=True)
@@ -66,16 +66,16 @@ def _correctness(data: pd.DataFrame) -> tuple[list[str], pd.DataFrame, pd.DataFr
 def rank(data: pd.DataFrame, n_resamples: int = 2000, seed: int = 0) -> Ranking:
     """Ranks and τ from `paired.paired_items(items, paired.option_bias())`."""
     counts = data.groupby("subject", sort=False)["question_id"].nunique()
-    left_out = {str(s): f"{n} paired questions (at least {MIN_QUESTIONS} are needed)"
-                for s, n in counts.items() if n < MIN_QUESTIONS}
+    left_out = {str(s): f"{n} paired questions (at least {MIN_PAIRS} are needed)"
+                for s, n in counts.items() if n < MIN_PAIRS}
     data = data[~data["subject"].isin(left_out)]
     if data["subject"].nunique() == 0:
         return Ranking(left_out=left_out, note="no model has enough paired questions to rank")
     subjects, a, b = _correctness(data)
-    if len(a) < MIN_QUESTIONS:
+    if len(a) < MIN_PAIRS:
         return Ranking(left_out=left_out, n_questions=len(a),
                        note=f"the models share {len(a)} questions answered in both formats (at least "
-                            f"{MIN_QUESTIONS} are needed)")
+                            f"{MIN_PAIRS} are needed)")
     acc_a, acc_b = a.to_numpy().mean(axis=0), b.to_numpy().mean(axis=0)
     rank_a, rank_b = sps.rankdata(-acc_a), sps.rankdata(-acc_b)
     ranked = [Ranked(s, float(x), float(y), float(ra), float(rb))

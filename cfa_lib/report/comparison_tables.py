@@ -14,12 +14,11 @@ from typing import Any
 import pandas as pd
 
 from cfa_lib.compare.models import Comparison
-from cfa_lib.compare.paired import MIN_QUESTIONS
 from cfa_lib.compare.rankings import Ranking
 from cfa_lib.experiments.counterfactual import COUNTERFACTUAL
 from cfa_lib.experiments.option_bias import OPTION_BIAS
 from cfa_lib.experiments.three_tier import THREE_TIER
-from cfa_lib.report.format import DASH, ci, format_p, p_cell, pct, pct_ci, pp
+from cfa_lib.report.format import DASH, TooFew, ci, format_p, p_cell, paired, pct, pct_ci, pp
 from cfa_lib.report.items_frame import subject_label
 from cfa_lib.report.runs import Run
 from cfa_lib.stats import wilson_interval
@@ -49,11 +48,12 @@ def _pp_ci(value: Any, interval: Sequence[float] | None) -> str:
 
 
 def _bootstrap_pp(value: Any, interval: Sequence[float] | None, n: int) -> str:
-    """A paired difference with its bootstrap interval; on fewer than `MIN_QUESTIONS` pairs the resamples
-    are too few to give an interval worth printing ([0.0, 0.0] on four concordant pairs), so it says so."""
-    if value is None or n >= MIN_QUESTIONS:
-        return _pp_ci(value, interval)
-    return f"{pp(value)} ({n} pairs: too few for an interval)"
+    """A paired difference with its bootstrap interval; on fewer than `MIN_PAIRS` pairs neither is printed
+    ([0.0, 0.0] on four concordant pairs), only the count and what it needs (`format.paired`)."""
+    if value is None:
+        return DASH
+    shown = paired(value, n)
+    return str(shown) if isinstance(shown, TooFew) else _pp_ci(value, interval)
 
 
 def _robust(summary: Any) -> str:

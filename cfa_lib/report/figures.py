@@ -24,7 +24,7 @@ from cfa_lib.experiments.option_bias_summary import OptionBiasSummary
 from cfa_lib.experiments.registry import experiment_showing
 from cfa_lib.experiments.three_tier_summary import ThreeTierSummary
 from cfa_lib.paths import resolve
-from cfa_lib.report.format import format_p, percent_value
+from cfa_lib.report.format import DASH, MIN_PAIRS, format_p, percent_value
 from cfa_lib.report.runs import Run
 from cfa_lib.report.runs import summaries as label_summaries
 from cfa_lib.report.shaping import (
@@ -199,11 +199,14 @@ def option_bias_figure(summaries: Mapping[str, OptionBiasSummary]) -> Figure:
             _value_labels(ax, container, intervals[condition])
         for i, s in enumerate(summaries.values()):
             bias, ci = s.option_bias, s.option_bias_ci
-            text = f"bias {percent_value(bias):+.1f} pp" if bias is not None else "bias n/a"
-            if ci is not None:
-                text += f"\n95% CI [{percent_value(ci[0]):.1f}, {percent_value(ci[1]):.1f}]"
-            ax.text(i, 107, f"{text}\nMcNemar {format_p(s.mcnemar_test.p_value)}", ha="center", va="bottom",
-                    fontsize=7.5 if len(groups) <= 4 else 6.5)
+            if s.n_paired < MIN_PAIRS:  # never a statistic on too little: the count, and what it needs
+                text = f"{s.n_paired} pairs: too few\nfor the bias and its test\n(needs {MIN_PAIRS})"
+            else:
+                text = f"bias {percent_value(bias):+.1f} pp" if bias is not None else "bias n/a"
+                if ci is not None:
+                    text += f"\n95% CI [{percent_value(ci[0]):.1f}, {percent_value(ci[1]):.1f}]"
+                text += f"\nMcNemar {format_p(s.mcnemar_test.p_value)}"
+            ax.text(i, 107, text, ha="center", va="bottom", fontsize=7.5 if len(groups) <= 4 else 6.5)
         _accuracy_axes(ax, top=128)
         fig.tight_layout()
     return finished_figure(fig)
@@ -275,7 +278,7 @@ def counterfactual_figure(summaries: Mapping[str, CounterfactualSummary]) -> Fig
             _bar_pair(rows, intervals, groups[-1], (
                 ("original question", lv.accuracy_original_on_valid, lv.accuracy_original_on_valid_ci),
                 ("perturbed question", lv.accuracy, lv.accuracy_ci)))
-            gaps.append(lv.memorization_gap)
+            gaps.append((lv.memorization_gap, lv.n_paired))
     if not rows:
         return empty_figure("No valid perturbation was answered at any level: nothing to compare "
                             "(see the coverage table).")
@@ -288,8 +291,9 @@ def counterfactual_figure(summaries: Mapping[str, CounterfactualSummary]) -> Fig
         for container, condition in zip(list(ax.containers), COUNTERFACTUAL_COLORS, strict=True):
             _error_bars(ax, container, intervals[condition])
             _value_labels(ax, container, intervals[condition])
-        for i, gap in enumerate(gaps):
-            text = "gap n/a" if gap is None else f"gap\n{percent_value(gap):+.1f} pp"
+        for i, (gap, n) in enumerate(gaps):
+            text = (f"{n} pairs:\ntoo few" if n < MIN_PAIRS else "gap n/a" if gap is None
+                    else f"gap\n{percent_value(gap):+.1f} pp")
             ax.text(i, 104, text, ha="center", va="bottom", fontsize=7.5 if len(groups) <= 4 else 6.5)
         _accuracy_axes(ax, top=122)
         if not_shown:  # say who is missing rather than let a reader think a run was forgotten
@@ -334,6 +338,13 @@ def error_categories_figure(summaries: Mapping[str, ThreeTierSummary]) -> Figure
 
 # Where the inflation comes from: the answer-format variants of notebook 01 ----------------------------
 
+def _variants_label(label: str, s: OptionBiasSummary, names: Sequence[str]) -> str:
+    """A run's label with the questions behind its bars: Formats A and B paired, each variant paired with A."""
+    counts = sorted({s.variants[n].n for n in names if n in s.variants})
+    spread = DASH if not counts else str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+    return f"{_wrap(label)}\n(A/B: n = {s.n_paired}; variants: n = {spread})"
+
+
 def variants_figure(summaries: Mapping[str, OptionBiasSummary]) -> Figure:
     """Accuracy per model in Format A (MCQ), Format B (open) and each answer-format variant, with 95% Wilson
     intervals; a dashed chance line over options only; beside it, the shuffled run's answered letters
@@ -370,8 +381,7 @@ def variants_figure(summaries: Mapping[str, OptionBiasSummary]) -> Figure:
                     chance = 100 * variants["options_only"].chance_level
                     ax.hlines(chance, x - width / 2, x + width / 2, colors="#222222", linestyles="--",
                               linewidth=1.0, zorder=4, label="chance (options only)" if i == 0 else None)
-        ax.set_xticks(range(len(summaries)),
-                      [_group_label(label, s.n_paired) for label, s in summaries.items()])
+        ax.set_xticks(range(len(summaries)), [_variants_label(label, s, names) for label, s in summaries.items()])
         ax.set_xlim(-0.5, len(summaries) - 0.5)
         ax.set_ylim(0, 112)
         ax.set_yticks(range(0, 101, 20))

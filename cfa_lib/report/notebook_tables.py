@@ -20,7 +20,22 @@ from cfa_lib.experiments.option_bias_summary import PairedSummary
 from cfa_lib.experiments.variants import OptionsOnlySummary, ShuffledSummary, VariantSummary, summarize_variants
 from cfa_lib.perturbation.review import rates_by_round, read_review, review_path
 from cfa_lib.report import shaping
-from cfa_lib.report.format import DASH, ci, count_pct, decimal, excerpt, pct, pct_ci, pp, significant, text
+from cfa_lib.report.format import (
+    DASH,
+    MIN_PAIRS,
+    TooFew,
+    ci,
+    count_pct,
+    decimal,
+    excerpt,
+    if_testable,
+    paired,
+    pct,
+    pct_ci,
+    pp,
+    significant,
+    text,
+)
 
 
 def _questions(run: LoadedRun) -> dict[str, Question]:
@@ -61,19 +76,20 @@ def option_bias_summary(run: LoadedRun) -> pd.DataFrame:
     full = run.summary
 
     def column(s: PairedSummary) -> dict[str, Any]:
-        mc = s.mcnemar_test
-        paired = bool(s.n_paired)
+        mc, n = s.mcnemar_test, s.n_paired
+        chi2 = if_testable(mc.chi2, n, mc.b, mc.c)
         return {
-            "questions paired": s.n_paired,
+            "questions paired": n,
             "excluded (failed, cut short, no verdict)": s.n_excluded,
-            "accuracy with options": pct(s.accuracy_with_options) if paired else DASH,
-            "accuracy without options": pct(s.accuracy_without_options) if paired else DASH,
-            "option bias (pp)": pp(s.option_bias) if paired else DASH,
-            "  95% CI (pp)": ci(s.option_bias_ci) if paired else DASH,
-            "biased questions": count_pct((s.n_biased_questions, s.bias_rate)) if paired else DASH,
+            "accuracy with options": pct(s.accuracy_with_options) if n else DASH,
+            "accuracy without options": pct(s.accuracy_without_options) if n else DASH,
+            "option bias (pp)": pp(paired(s.option_bias, n)),
+            "  95% CI (pp)": ci(paired(s.option_bias_ci, n)),
+            "biased questions": count_pct((s.n_biased_questions, s.bias_rate)) if n else DASH,
             "McNemar b, c": f"{mc.b}, {mc.c}",
-            "McNemar chi2 (p)": f"{decimal(mc.chi2)} ({significant(mc.p_value)})",
-            "exact p": significant(mc.p_exact),
+            "McNemar chi2 (p)": str(chi2) if isinstance(chi2, TooFew) else
+            f"{decimal(mc.chi2)} ({significant(mc.p_value)})",
+            "exact p": significant(if_testable(mc.p_exact, n, mc.b, mc.c)),
         }
 
     columns = {"open-answerable": column(full.answerable), "all questions": column(full)}
@@ -83,7 +99,16 @@ def option_bias_summary(run: LoadedRun) -> pd.DataFrame:
 
 
 def describe_mcnemar(run: LoadedRun) -> str:
-    mc = run.summary.mcnemar_test
+    """McNemar's test in words; on fewer than `MIN_PAIRS` pairs, or with no discordant pair, the counts and why
+    no test is read, never a conclusion."""
+    mc, n = run.summary.mcnemar_test, run.summary.n_paired
+    counts = (f"{mc.b} {'question was' if mc.b == 1 else 'questions were'} right only with the options and "
+              f"{mc.c} only without them")
+    if mc.b + mc.c == 0:
+        return f"Of {n} paired questions, {counts}: McNemar's test has nothing to test, and no conclusion is drawn."
+    if n < MIN_PAIRS:
+        return (f"Of {n} paired questions, {counts}. {n} pairs are too few for McNemar's test to say anything "
+                f"(the book reads it from {MIN_PAIRS} pairs): no conclusion is drawn.")
     verdict = "significant" if mc.significant else "not significant"
     return (
         f"{mc.b} {'question was' if mc.b == 1 else 'questions were'} right only with the options and "
@@ -147,10 +172,10 @@ def option_bias_variants(run: LoadedRun) -> pd.DataFrame:
             "paired questions": v.n,
             "accuracy [95% CI]": pct_ci(v.accuracy, v.accuracy_ci),
             "Format A, same questions": pct(v.accuracy_mcq),
-            "difference vs Format A (pp)": pp(v.difference_vs_mcq),
-            "95% CI (pp)": ci(v.difference_ci),
+            "difference vs Format A (pp)": pp(paired(v.difference_vs_mcq, v.n)),
+            "95% CI (pp)": ci(paired(v.difference_ci, v.n)),
             "McNemar b, c": f"{v.mcnemar.b}, {v.mcnemar.c}",
-            "exact p": significant(v.mcnemar.p_exact),
+            "exact p": significant(if_testable(v.mcnemar.p_exact, v.n, v.mcnemar.b, v.mcnemar.c)),
             "note": _variant_note(v),
         }
     columns = ["paired questions", "accuracy [95% CI]", "Format A, same questions", "difference vs Format A (pp)",
@@ -299,12 +324,13 @@ def counterfactual_accuracy(run: LoadedRun) -> pd.DataFrame:
             "paired questions": m.n_paired,
             "original (same questions)": pct(m.accuracy_original_on_valid),
             "perturbed": pct_ci(m.accuracy, m.accuracy_ci),
-            "memorization gap (pp)": pp(m.memorization_gap),
+            "memorization gap (pp)": pp(paired(m.memorization_gap, m.n_paired)),
             "consistency": decimal(m.consistency_score, 2),
-            "McNemar p (exact)": significant(m.mcnemar_test.p_exact),
+            "McNemar p (exact)": significant(if_testable(m.mcnemar_test.p_exact, m.n_paired, m.mcnemar_test.b,
+                                                    m.mcnemar_test.c)),
             "separating items (paired)": m.separating.n_paired,
             "perturbed accuracy on them": pct(m.separating.accuracy),
-            "memorization gap on them (pp)": pp(m.separating.memorization_gap),
+            "memorization gap on them (pp)": pp(paired(m.separating.memorization_gap, m.separating.n_paired)),
         }
     return pd.DataFrame(rows).T
 

@@ -23,7 +23,20 @@ from cfa_lib.experiments.three_tier_summary import ThreeTierSummary
 from cfa_lib.paths import display_path, resolve
 from cfa_lib.perturbation.review import read_review, review_path, reviewed_rate
 from cfa_lib.report import shaping
-from cfa_lib.report.format import DASH, ci, count, count_pct, decimal, excerpt, p_cell, pct, pp, text
+from cfa_lib.report.format import (
+    DASH,
+    ci,
+    count,
+    count_pct,
+    decimal,
+    excerpt,
+    if_testable,
+    p_cell,
+    paired,
+    pct,
+    pp,
+    text,
+)
 from cfa_lib.report.runs import Run, summaries
 
 TableRow = tuple[str, Callable[[Any], Any], Callable[[Any], str]]  # name, getter of a summary, formatter
@@ -68,25 +81,30 @@ def _rate_and_ci(name: str, rate: Callable[[Any], Any], interval: Callable[[Any]
     return [(name, rate, pct), (ci_name, interval, ci)]
 
 
+def _test(s: Any, value: float | None) -> Any:
+    """A statistic of McNemar's test of a paired summary, or why it is not read (`format.if_testable`)."""
+    return if_testable(value, s.n_paired, s.mcnemar_test.b, s.mcnemar_test.c)
+
+
 OPTION_BIAS_ROWS: list[TableRow] = [
     ("open-answerable questions paired", lambda s: s.answerable.n_paired, count),
-    ("  option bias on them (pp)", lambda s: s.answerable.option_bias, pp),
-    ("  95% CI (pp) ", lambda s: s.answerable.option_bias_ci, ci),
-    ("  McNemar p on them", lambda s: s.answerable.mcnemar_test.p_value, p_cell),
+    ("  option bias on them (pp)", lambda s: paired(s.answerable.option_bias, s.answerable.n_paired), pp),
+    ("  95% CI (pp) ", lambda s: paired(s.answerable.option_bias_ci, s.answerable.n_paired), ci),
+    ("  McNemar p on them", lambda s: _test(s.answerable, s.answerable.mcnemar_test.p_value), p_cell),
     ("judge", shaping.judge_line, text),
     ("all questions paired", lambda s: s.n_paired, count),
     ("excluded (failed, cut short, no verdict)", lambda s: s.n_excluded, count),
     *_rate_and_ci("accuracy with options", lambda s: s.accuracy_with_options, lambda s: s.accuracy_with_options_ci),
     *_rate_and_ci("accuracy without options", lambda s: s.accuracy_without_options,
                   lambda s: s.accuracy_without_options_ci, "  95% CI "),
-    ("option bias (pp)", lambda s: s.option_bias, pp),
-    ("  95% CI (pp)", lambda s: s.option_bias_ci, ci),
+    ("option bias (pp)", lambda s: paired(s.option_bias, s.n_paired), pp),
+    ("  95% CI (pp)", lambda s: paired(s.option_bias_ci, s.n_paired), ci),
     ("biased questions", lambda s: (s.n_biased_questions, s.bias_rate), count_pct),
     ("McNemar b (right only with options)", lambda s: s.mcnemar_test.b, count),
     ("McNemar c (right only without)", lambda s: s.mcnemar_test.c, count),
-    ("McNemar chi2 (continuity-corrected)", lambda s: s.mcnemar_test.chi2, decimal),
-    ("McNemar p", lambda s: s.mcnemar_test.p_value, p_cell),
-    ("exact binomial p", lambda s: s.mcnemar_test.p_exact, p_cell),
+    ("McNemar chi2 (continuity-corrected)", lambda s: _test(s, s.mcnemar_test.chi2), decimal),
+    ("McNemar p", lambda s: _test(s, s.mcnemar_test.p_value), p_cell),
+    ("exact binomial p", lambda s: _test(s, s.mcnemar_test.p_exact), p_cell),
 ]
 
 
@@ -132,12 +150,13 @@ def _counterfactual_rows(summaries_: Mapping[str, CounterfactualSummary]) -> lis
             (f"{name}: original accuracy on them", _at_level(level, lambda lv: lv.accuracy_original_on_valid), pct),
             (f"{name}: perturbed accuracy", _at_level(level, lambda lv: lv.accuracy), pct),
             (f"{name}: 95% CI", _at_level(level, lambda lv: lv.accuracy_ci), ci),
-            (f"{name}: memorization gap (pp)", _at_level(level, lambda lv: lv.memorization_gap), pp),
+            (f"{name}: memorization gap (pp)", _at_level(level, lambda lv: paired(lv.memorization_gap, lv.n_paired)),
+             pp),
             (f"{name}: separating items (flipped, or the key moved beyond the window)",
              _at_level(level, lambda lv: lv.separating.n_valid), count),
             (f"{name}: perturbed accuracy on them", _at_level(level, lambda lv: lv.separating.accuracy), pct),
             (f"{name}: memorization gap on them (pp)",
-             _at_level(level, lambda lv: lv.separating.memorization_gap), pp),
+             _at_level(level, lambda lv: paired(lv.separating.memorization_gap, lv.separating.n_paired)), pp),
         ]
     rows += [("robust accuracy", lambda s: s.robust_accuracy, pct),
              ("robust accuracy on separating items", lambda s: s.robust_accuracy_separating, pct),
