@@ -299,3 +299,31 @@ def test_run_metadata_appendix_lists_every_run_of_the_book(book, browser):
     assert "escape-check" in text and "gpt-5-mini (reference, re-graded)" in text
     if FULL:
         assert "local" in text
+
+
+# Nothing cut on the right: an element past the article's right edge (outside a box that scrolls it), or code
+# hidden behind a scroll bar, is a defect a reader meets as a clipped comment, cost line or table column.
+OVERFLOW = """(() => {
+  const box = document.querySelector('.bd-article-container') || document.body;
+  const limit = box.getBoundingClientRect().right + 2;
+  const scrolled = el => { for (let p = el.parentElement; p && p !== box; p = p.parentElement) {
+      if (['auto', 'scroll'].includes(getComputedStyle(p).overflowX)) return true; } return false; };
+  const name = el => el.tagName.toLowerCase() + (el.className ? '.' + String(el.className).split(' ')[0] : '');
+  const wide = [...box.querySelectorAll('*')].filter(el => el.getBoundingClientRect().right > limit && !scrolled(el));
+  const hidden = [...box.querySelectorAll('pre')].filter(el => el.scrollWidth > el.clientWidth + 2);
+  return [...wide.map(el => 'wider than the page: ' + name(el)), ...hidden.map(el => 'code behind a scroll bar: '
+          + el.innerText.split('\\n').find(line => line.length > 80))].slice(0, 8);
+})()"""
+
+
+@pytest.mark.slow
+def test_no_element_is_wider_than_the_page_and_no_code_hides_behind_a_scroll_bar(book, browser):
+    html = book / "build" / "_build" / "html"
+    pages_ = sorted(str(p.relative_to(html)) for p in (html / "book").rglob("*.html"))
+    assert len(pages_) >= 10
+    cut = {}
+    for page in pages_:
+        browser.open(page_url(book, page))
+        if found := browser.evaluate(OVERFLOW):
+            cut[page] = found
+    assert cut == {}, cut

@@ -146,7 +146,7 @@ def option_biased_questions(run: LoadedRun, length: int = 400) -> pd.DataFrame:
         })
     columns = ["question", "text", "correct", "with options", "without options (extracted)", "verdict",
                "response without options (end)"]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=columns).set_index("question")
 
 
 def _variant_note(v: VariantSummary) -> str:
@@ -221,7 +221,7 @@ def three_tier_examples(run: LoadedRun, per_level: int = 2, length: int = 300) -
                 "response (end)": excerpt(r.model_response, length, from_end=True),
                 "reasoning": r.reasoning,
             })
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["level", "question", "gold", "response (end)", "reasoning"]).set_index("level")
 
 
 # Notebook 03: counterfactual testing of one run --------------------------------------------------------
@@ -309,7 +309,7 @@ def counterfactual_reasons(run: LoadedRun, top: int = 10) -> pd.DataFrame:
                 items[key] += 1
     rows = [{"status": status, "reason": reason, "levels": ", ".join(sorted(levels[(status, reason)])), "items": n}
             for (status, reason), n in items.most_common(top)]
-    return pd.DataFrame(rows, columns=["status", "reason", "levels", "items"])
+    return pd.DataFrame(rows, columns=["status", "reason", "levels", "items"]).set_index("status")
 
 
 def counterfactual_accuracy(run: LoadedRun) -> pd.DataFrame:
@@ -354,4 +354,5 @@ def counterfactual_suspects(run: LoadedRun, length: int = 500) -> pd.DataFrame:
                     "answers (original → perturbed)": f"{row.original_letter} → {p.answer} "
                                                       f"(key {row.correct_answer} → {p.key or None})",
                 })
-    return pd.DataFrame(rows, columns=["question", "level", "original", "perturbed", "answers (original → perturbed)"])
+    columns = ["question", "level", "original", "perturbed", "answers (original → perturbed)"]
+    return pd.DataFrame(rows, columns=columns).set_index("question")

@@ -244,7 +244,9 @@ def biased_examples(runs: Mapping[str, Sequence[Run]], per_run: int = 2, length:
                 "response without options (excerpt)": excerpt(r.response_without or r.answer_without
                                                               or "(empty response)", length),
             })
-    return pd.DataFrame(rows)
+    columns = ["model", "question", "correct", "answer with options", "verdict without options",
+               "response without options (excerpt)"]
+    return pd.DataFrame(rows, columns=columns).set_index(["model", "question"])
 
 
 def _reviewed() -> str:
