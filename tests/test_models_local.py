@@ -23,13 +23,13 @@ def test_local_completion_is_counted_and_cached(tmp_path: Path) -> None:
     messages = [{"role": "user", "content": "What is 2 + 2? Answer with a number."}]
     first = client.complete(messages, max_tokens=16)
     assert first.ok and first.text and first.model == "local"
-    assert first.prompt_tokens > 5 and 0 < first.completion_tokens <= 16 and first.cost_usd is None
+    assert first.prompt_tokens > 5 and 0 < first.completion_tokens <= 16 and first.cost_usd == 0.0
     second = client.complete(messages, max_tokens=16)
     assert second.cached and second.text == first.text
     est = client.estimate(
         [Request(messages, {"max_tokens": 16}), Request([{"role": "user", "content": "Hi"}])]
     )
-    assert est.token_method == "the model's tokenizer" and est.n_cached == 1 and est.cost_usd is None
+    assert est.token_method == "the model's tokenizer" and est.n_cached == 1 and est.cost_usd == 0.0
 
 
 def test_local_structured_output_validates(tmp_path: Path) -> None:

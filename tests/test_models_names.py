@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -105,7 +106,7 @@ def test_prices_match_snapshots_by_longest_prefix() -> None:
     assert price_for("openai", "my-finetune") is None
     assert price_for("ollama", "gpt-4o") is None
     assert cost_usd("openai", "gpt-4o-mini", 1_000_000, 1_000_000) == pytest.approx(0.75)
-    assert cost_usd("local", "x", 10, 10) is None
+    assert cost_usd("local", "x", 10, 10) == 0.0  # the embedded model runs in this process: no bill
 
 
 def test_thinking_is_split_from_the_answer() -> None:
@@ -147,6 +148,15 @@ def test_unpriced_estimate_says_so(tmp_path: Path) -> None:
     in_batch = get_client("qwen3:32b", cache_dir=tmp_path).estimate([Request([{"role": "user", "content": "a"}])],
                                                                     batch=True)
     assert in_batch.batch_cost_usd is None and "qwen3:32b has no batch API, so it runs live" in str(in_batch)
+
+
+def test_the_embedded_model_is_free_and_a_cached_batch_costs_nothing(tmp_path: Path) -> None:
+    client = get_client("local", cache_dir=tmp_path)
+    est = client.estimate([Request([{"role": "user", "content": "What is 2 + 2?"}])])
+    assert est.cost_usd == 0.0 and str(est).startswith("free (the model runs on this machine) for 1 requests")
+    assert "completion budget" not in str(est)  # no budget of tokens to pay for
+    cached = replace(est, n_cached=1)
+    assert str(cached) == "all 1 requests already cached: nothing to send, nothing to pay"
 
 
 def test_malformed_requests_name_the_request(tmp_path: Path) -> None:

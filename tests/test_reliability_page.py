@@ -34,9 +34,10 @@ def test_recorded_checks_render_with_their_figures(tmp_path: Path, monkeypatch: 
 
 def test_a_missing_report_says_how_to_produce_it(tmp_path: Path) -> None:
     page = reliability_page(tmp_path / "absent.json")
-    assert "No measurements yet" in page and "pytest tests/test_reliability_" in page
+    assert "`build/absent.json` is not written yet" in page and "pytest tests/test_reliability_" in page
+    assert "FileNotFoundError" not in page  # a reader is told what to run, not an exception's name
     (tmp_path / "broken.json").write_text('{"checks": ')
-    assert "No measurements yet (broken.json: JSONDecodeError)" in reliability_page(tmp_path / "broken.json")
+    assert "`build/broken.json` is unreadable (JSONDecodeError)" in reliability_page(tmp_path / "broken.json")
 
 
 def test_the_secret_scan_finds_a_planted_key(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from .backend import Backend, Messages
 from .names import ModelSpec
-from .pricing import BATCH_DISCOUNT, price_for
+from .pricing import BATCH_DISCOUNT, FREE, price_for
 from .schema import json_schema_of
 from .types import CostEstimate, Schema
 
@@ -73,7 +73,7 @@ def cost_estimate(backend: Backend, spec: ModelSpec, todo: Sequence[Prepared], n
         return None if price is None else (prompt * price[0] + completion_tokens * price[1]) / 1e6
 
     note = plan.note
-    if price is not None:
+    if price is not None and price != FREE:
         note = "; ".join(filter(None, [note, f"expected assumes ≤{plan.typical} completion tokens per answer"]))
     if wants_batch and not backend.supports_batch:
         note = "; ".join(filter(None, [note, f"{spec.name} has no batch API, so it runs live"]))
@@ -92,4 +92,5 @@ def cost_estimate(backend: Backend, spec: ModelSpec, todo: Sequence[Prepared], n
         note=note,
         batch_cost_usd=live * BATCH_DISCOUNT if live is not None and backend.supports_batch else None,
         batch=wants_batch and backend.supports_batch,
+        free=price == FREE,
     )

@@ -1,12 +1,14 @@
 """USD prices per million tokens (input, output), from OpenAI's public price list as of August 2025.
 
-Dated snapshots ("gpt-4o-mini-2024-07-18") take the price of their longest matching prefix. Models not
-listed (Ollama, local GGUF, other servers) have no price: cost is None, never a guess.
+Dated snapshots ("gpt-4o-mini-2024-07-18") take the price of their longest matching prefix. The embedded
+model (`local`, in this process) costs nothing. Models not listed (Ollama, other servers) have no price:
+cost is None, never a guess.
 """
 
 from __future__ import annotations
 
 BATCH_DISCOUNT = 0.5  # the Batch API bills half the live price for the same tokens
+FREE = (0.0, 0.0)  # a model run in this process: no bill
 
 PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "gpt-4o-mini": (0.15, 0.60),
@@ -29,6 +31,8 @@ PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
 
 def price_for(backend: str, model: str) -> tuple[float, float] | None:
     """(input, output) USD per million tokens, or None when the model is not priced."""
+    if backend == "local":
+        return FREE
     if backend != "openai":
         return None
     matches = [name for name in PRICES_PER_MTOK if model == name or model.startswith(name + "-")]

@@ -69,9 +69,16 @@ class CostEstimate:
     note: str = ""
     batch_cost_usd: float | None = None  # expected through the Batch API (half price), where the backend has it
     batch: bool = False  # the run will use the Batch API
+    free: bool = False  # the model runs in this process: nothing to pay
 
 
     def __str__(self) -> str:
+        if self.n_cached == self.n_requests:
+            return f"all {self.n_requests} requests already cached: nothing to send, nothing to pay"
+        if self.free:
+            return (f"free (the model runs on this machine) for {self.n_requests} requests ("
+                    + "; ".join([f"prompt tokens ≈ {self.prompt_tokens:,} by {self.token_method}",
+                                 *([f"{self.n_cached} already cached"] if self.n_cached else [])]) + ")")
         head = (
             "cost unknown (no price for this model)"
             if self.cost_usd is None

@@ -174,8 +174,10 @@ def reliability_page(json_path: str | Path) -> str:
         if not isinstance(checks, dict):
             raise TypeError("'checks' is not an object")
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        lines += [f"No measurements yet ({path.name}: {type(exc).__name__}). Run "
-                  "`pytest tests/test_reliability_*.py` to produce them.", ""]
+        found = "not written yet" if isinstance(exc, FileNotFoundError) else f"unreadable ({type(exc).__name__})"
+        lines += [f"No reliability measurements in this build: `build/{path.name}` is {found}. The reliability "
+                  "tests write it as they run (`make test`, or `pytest tests/test_reliability_*.py`); rebuild the "
+                  "book after them to show what they measured.", ""]
         return "\n".join(lines)
     passed = sum(bool(c.get("passed")) for c in checks.values())
     lines += [f"**{passed} of {len(checks)} checks passed** (last measured {report.get('updated', 'unknown')}).", ""]
