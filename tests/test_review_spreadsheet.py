@@ -76,19 +76,19 @@ def test_cannot_tell_is_counted_and_excluded(tmp_path):
     assert (score.overall.n, score.cannot_tell, score.overall.agree) == (8, 2, 8)
 
 
-def test_a_malformed_row_is_named_by_its_line(tmp_path):
+def test_a_malformed_row_is_named_by_the_row_a_spreadsheet_shows(tmp_path):
     results = option_bias_file(tmp_path)
     out = tmp_path / "review.csv"
     main(["export", str(results), "--out", str(out)])
     rows = [row for _, row in read_rows(out)]
-    rows[0]["response"] = "first line\nsecond line"  # a quoted newline: the second row starts on line 4
+    rows[0]["response"] = "first line\nsecond line"  # a quoted newline: still one row (row 2); the next is row 3
     rows[1]["verdict"] = "right"
     rows[2]["item_id"] = "easy_99|B"
     write_review(rows, out)
     with pytest.raises(ReviewFileError) as error:
         score_review(load_results(results), out)
-    assert "line 4: verdict 'right'" in str(error.value)
-    assert "line 5: item_id 'easy_99|B'" in str(error.value)
+    assert "row 3: verdict 'right'" in str(error.value)
+    assert "row 4: item_id 'easy_99|B'" in str(error.value)
     assert "2 row(s)" in str(error.value)
     with out.open(encoding="utf-8-sig", newline="") as handle:
         assert len(list(csv.DictReader(handle))) == 10  # the file is left as it is

@@ -36,7 +36,7 @@ class Label:
     reviewer: str
     verdict: str
     note: str = ""
-    line: int = 0  # where the row starts in its file (1 is the header)
+    row: int = 0  # its row as a spreadsheet shows it (1 is the header)
 
 
 def export_row(item: ReviewItem, reviewer: str = "", verdict: str = "", note: str = "") -> dict[str, str]:
@@ -63,7 +63,8 @@ def export(items: Sequence[ReviewItem], path: Path | str) -> Path:
 
 
 def read_rows(path: Path | str) -> list[tuple[int, dict[str, str]]]:
-    """Every data row of a review file with the line it starts on; a missing column names the file."""
+    """Every data row of a review file with its row number as a spreadsheet shows it (the header is row 1; a
+    response with line breaks is still one row); a missing column names the file."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -75,11 +76,8 @@ def read_rows(path: Path | str) -> list[tuple[int, dict[str, str]]]:
     missing = {"item_id", "verdict"} - set(reader.fieldnames or ())
     if missing:
         raise ReviewFileError(f"{path}, line 1: the header lacks {sorted(missing)} (columns: {', '.join(COLUMNS)}).")
-    rows, start = [], reader.line_num + 1
-    for raw in reader:
-        rows.append((start, {k: (v or "") for k, v in raw.items() if k is not None}))
-        start = reader.line_num + 1
-    return rows
+    return [(number, {k: (v or "") for k, v in raw.items() if k is not None})
+            for number, raw in enumerate(reader, start=2)]
 
 
 def read_labels(path: Path | str, items: Mapping[str, ReviewItem]) -> list[Label]:
@@ -90,16 +88,16 @@ def read_labels(path: Path | str, items: Mapping[str, ReviewItem]) -> list[Label
         reviewer = row.get("reviewer", "").strip() or "reviewer"
         item = items.get(item_id)
         if item is None:
-            problems.append(f"line {line}: item_id {item_id!r} is no item of this results file")
+            problems.append(f"row {line}: item_id {item_id!r} is no item of this results file")
             continue
         allowed = VERDICTS[item.kind]
         if verdict and verdict not in allowed:
-            problems.append(f"line {line}: verdict {verdict!r} for {item_id} is not one of {', '.join(allowed)} "
+            problems.append(f"row {line}: verdict {verdict!r} for {item_id} is not one of {', '.join(allowed)} "
                             "(leave it empty if not reviewed yet)")
             continue
         if (item_id, reviewer) in seen:
             first = seen[item_id, reviewer]
-            problems.append(f"line {line}: {item_id} already labelled by {reviewer!r} on line {first}")
+            problems.append(f"row {line}: {item_id} already labelled by {reviewer!r} on row {first}")
             continue
         seen[item_id, reviewer] = line
         labels.append(Label(item_id, reviewer, verdict, row.get("note", "").strip(), line))
