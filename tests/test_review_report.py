@@ -51,3 +51,33 @@ def test_a_run_without_review_says_how_to_make_one(tmp_path):
     run = load_results(option_bias_file(tmp_path))
     text = human_check.describe(run, [])
     assert "python -m cfa_lib.review export" in text and "A5_option_bias_test.review.csv" in text
+
+
+def test_a_human_check_means_a_person_and_a_models_labels_say_so(tmp_path):
+    from cfa_lib.experiments.option_bias import OPTION_BIAS
+
+    shipped = human_check.reviewed_runs(None, OPTION_BIAS)
+    assert len(shipped) == 2 and not any(r.score.by_a_person for r in shipped)
+    assert all(r.label.endswith(", labels by a model") for r in shipped)  # in every table's and the figure's rows
+    assert "a model acting as a careful CFA grader, not a person" in human_check.describe(None, shipped)
+    results = option_bias_file(tmp_path)
+    path = beside(results)
+    main(["export", str(results), "--out", str(path)])
+    rows = [row for _, row in read_rows(path)]
+    rows[0].update(reviewer="ada", verdict="correct")  # reviewer_kind left empty: a person
+    write_review(rows, path)
+    ours = human_check.reviewed_runs(load_results(results), OPTION_BIAS)[0]
+    assert ours.score.by_a_person and ours.label == "test-model" and ours.score.reviewer_kinds == ("person",)
+
+
+def test_an_unknown_reviewer_kind_is_named_by_its_row(tmp_path):
+    from cfa_lib.review.spreadsheet import ReviewFileError
+
+    results = option_bias_file(tmp_path)
+    path = beside(results)
+    main(["export", str(results), "--out", str(path)])
+    rows = [row for _, row in read_rows(path)]
+    rows[1].update(reviewer="bot", reviewer_kind="robot", verdict="correct")
+    write_review(rows, path)
+    with pytest.raises(ReviewFileError, match=r"row 3: reviewer_kind 'robot' is not one of person, model"):
+        score_review(load_results(results), path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -38,20 +39,25 @@ class Reviewed:
     score: ReviewScore
 
 
-def _label(run: LoadedRun, reference: bool) -> str:
-    return f"{model_label(run.model)} (reference)" if reference else model_label(run.model)
+MODEL_LABELS = "labels by a model"  # beside every run whose review is not a person's, in every table and figure
+
+
+def _reviewed(run: LoadedRun, path: Path, reference: bool) -> Reviewed:
+    """A run and its review's score, labelled with the run and, when a model made the labels, with that."""
+    score = score_review(run, path)
+    label = f"{model_label(run.model)} (reference)" if reference else model_label(run.model)
+    return Reviewed(label if score.by_a_person else f"{label}, {MODEL_LABELS}", run, score)
 
 
 def reviewed_runs(run: LoadedRun | None, entry: Experiment) -> list[Reviewed]:
     """This run's review (if it has one) and the shipped reviews of the experiment's reference runs."""
     out = []
     if run is not None and (path := review_file(run.path)) is not None:
-        out.append(Reviewed(_label(run, False), run, score_review(run, path)))
+        out.append(_reviewed(run, path, False))
     for results in reference_files(entry):
         if (path := review_file(results)) is None or (run is not None and results.resolve() == run.path.resolve()):
             continue
-        reference = load_run(entry, results)
-        out.append(Reviewed(_label(reference, True), reference, score_review(reference, path)))
+        out.append(_reviewed(load_run(entry, results), path, True))
     return out
 
 
@@ -73,10 +79,19 @@ def describe(run: LoadedRun | None, reviewed: Sequence[Reviewed]) -> str:
     for r in reviewed:
         s = r.score
         who = ", ".join(s.reviewers) or "no one yet"
-        lines.append(f"**{r.label}**: {s.labels} verdicts by {who} on {s.sampled} sampled items of {s.run_items} "
+        if s.labels and not s.by_a_person:
+            who += (" — a model acting as a careful CFA grader, not a person: this is a worked example of the check, "
+                    "and every figure corrected by these labels is a model's, not a human check's")
+        lines.append(f"**{r.label}**: {s.labels} verdicts by {who}, on {s.sampled} sampled items of {s.run_items} "
                      f"(`{display_path(s.review_path)}`), seeing {r.run.entry.review_shows[not ours(r.run)]}; "
                      f"{s.cannot_tell} were \"cannot tell\" (counted, left out of every figure), "
                      f"{s.unlabelled} not labelled.")
+    if any(r.score.accuracies for r in reviewed):
+        lines.append("In the corrections below, *judged / counted* are the run's verdicts the judge decided and all "
+                     "its counted verdicts of that format (a Format B answer counts even where Format A has no letter, "
+                     "so it can exceed the pairs of Table P1a); which path grades a question depends on its key (a "
+                     "number, or words), so two models' runs of the same questions can have the same counts. *As "
+                     "graded* is the run re-graded by this toolkit, as in the tables above.")
     return "\n\n".join(lines) if lines else "No review file exists for this experiment."
 
 

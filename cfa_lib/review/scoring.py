@@ -67,6 +67,12 @@ class ReviewScore:
     validity: dict | None = None  # counterfactual items: the reviewed validity rate (Wilson)
     ceiling: Agreement | None = None  # reviewers with each other
     disagreeing_items: int = 0  # items the reviewers labelled differently (left out of the corrections)
+    reviewer_kinds: tuple[str, ...] = ()  # who made the labels: person, model
+
+    @property
+    def by_a_person(self) -> bool:
+        """Every label was made by a person: only then is this a human check, and its corrections a person's."""
+        return bool(self.reviewer_kinds) and set(self.reviewer_kinds) == {"person"}
 
 
 def _compare(pairs: Sequence[tuple[ReviewItem, Label]], cannot_tell: int) -> Agreement:
@@ -172,7 +178,8 @@ def score_review(run: LoadedRun, path: Path | str, confidence: float = 0.95) -> 
         _grouped(pairs, labels, lambda i: i.path), _grouped(pairs, labels, lambda i: i.verdict, chance=False),
         confusion([i.verdict for i, _ in pairs], [lab.verdict for _, lab in pairs],
                   [v for v in VERDICTS[kind] if v != CANNOT_TELL]),
-        accuracies, validity(labels, person) if kind == "item" else None, ceiling(labels), disagreeing)
+        accuracies, validity(labels, person) if kind == "item" else None, ceiling(labels), disagreeing,
+        tuple(sorted({lab.kind for _, lab in labels})))
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -188,7 +195,7 @@ def describe(score: ReviewScore) -> str:
     a = score.overall
     lines = [f"{score.experiment} ({score.model}): {score.labels} labels on {score.sampled} sampled items "
              f"of {score.run_items}; {score.cannot_tell} cannot tell (excluded), {score.unlabelled} not labelled yet; "
-             f"reviewers: {', '.join(score.reviewers) or 'none'}",
+             f"reviewers: {', '.join(score.reviewers) or 'none'} ({' and '.join(score.reviewer_kinds) or 'none'})",
              f"agreement {a.agree}/{a.n} = {_num(a.rate)}{_interval(a.rate_ci)}; Cohen's kappa {_num(a.kappa)}"
              f"{_interval(a.kappa_ci)}; Scott's pi {_num(a.pi)}{_interval(a.pi_ci)}"]
     for title, groups in (("by path", score.by_path), ("by toolkit verdict", score.by_verdict)):

@@ -3,9 +3,11 @@
 One row per (item, reviewer). The export writes what a reviewer needs (the question, the key, the whole
 response as the file stores it) and an empty `verdict`, never the toolkit's verdict or the path that
 decided it: those are joined back by `item_id` when the file is scored. Several reviewers add rows with
-their name in `reviewer`. A row that does not fit (an unknown item, a verdict outside the allowed values,
-the same item twice for one reviewer) is reported with its line number, every such row at once, and the
-file is left as it is.
+their name in `reviewer`, and `reviewer_kind` says who made each label: `person` (the default, when empty)
+or `model` (an LLM acting as a reviewer), so no figure corrected by a model's labels passes for a human check.
+A row that does not fit (an unknown item, a verdict outside the allowed values, an unknown reviewer_kind, the
+same item twice for one reviewer) is reported with its row as a spreadsheet shows it, every such row at once,
+and the file is left as it is.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from cfa_lib.results import write_text_atomic
 from cfa_lib.review.items import VERDICTS, ReviewItem
 
 COLUMNS = ("item_id", "experiment", "question_id", "part", "seed", "kind", "allowed_verdicts", "question",
-           "correct_option", "response", "response_stored", "reviewer", "verdict", "note")
+           "correct_option", "response", "response_stored", "reviewer", "reviewer_kind", "verdict", "note")
+REVIEWER_KINDS = ("person", "model")
 STORED = {True: "whole", False: "cut short in the results file"}
 
 
@@ -37,6 +40,7 @@ class Label:
     verdict: str
     note: str = ""
     row: int = 0  # its row as a spreadsheet shows it (1 is the header)
+    kind: str = "person"  # who made it: a person, or a model acting as a reviewer
 
 
 def export_row(item: ReviewItem, reviewer: str = "", verdict: str = "", note: str = "") -> dict[str, str]:
@@ -45,7 +49,8 @@ def export_row(item: ReviewItem, reviewer: str = "", verdict: str = "", note: st
             "part": item.part, "seed": "" if item.seed is None else str(item.seed), "kind": item.kind,
             "allowed_verdicts": " | ".join(VERDICTS[item.kind]), "question": item.question,
             "correct_option": item.correct_option, "response": item.response,
-            "response_stored": STORED[item.response_whole], "reviewer": reviewer, "verdict": verdict, "note": note}
+            "response_stored": STORED[item.response_whole], "reviewer": reviewer, "reviewer_kind": "",
+            "verdict": verdict, "note": note}
 
 
 def write_review(rows: Iterable[Mapping[str, str]], path: Path | str) -> Path:
@@ -95,12 +100,17 @@ def read_labels(path: Path | str, items: Mapping[str, ReviewItem]) -> list[Label
             problems.append(f"row {line}: verdict {verdict!r} for {item_id} is not one of {', '.join(allowed)} "
                             "(leave it empty if not reviewed yet)")
             continue
+        kind = row.get("reviewer_kind", "").strip() or "person"
+        if kind not in REVIEWER_KINDS:
+            problems.append(f"row {line}: reviewer_kind {kind!r} is not one of {', '.join(REVIEWER_KINDS)} "
+                            "(empty: person)")
+            continue
         if (item_id, reviewer) in seen:
             first = seen[item_id, reviewer]
             problems.append(f"row {line}: {item_id} already labelled by {reviewer!r} on row {first}")
             continue
         seen[item_id, reviewer] = line
-        labels.append(Label(item_id, reviewer, verdict, row.get("note", "").strip(), line))
+        labels.append(Label(item_id, reviewer, verdict, row.get("note", "").strip(), line, kind))
     if problems:
         raise ReviewFileError(f"{path}: {len(problems)} row(s) cannot be scored (the file is unchanged):\n"
                               + "\n".join(problems))
