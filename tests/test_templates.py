@@ -710,3 +710,13 @@ def test_challenge_87_keeps_the_510_call_above_the_put_as_parity_requires():
             assert c - p > s - 510 and c - p >= 0.29 - 1e-9, (seed, record.new_values)
             checked += 1
     assert checked >= 30
+
+
+def test_a_reason_written_as_above_stands_alone_when_reported():
+    from cfa_lib.perturbation.templates import load_templates
+
+    conditions = {c.condition: c.reason for t in load_templates("challenge").values() for c in t.domain}
+    assert conditions["s < 515"] == conditions["s > 505"] != "as above"  # challenge_88's at-the-money straddle
+    every = [e.reason for dataset in ("easy", "challenge") for t in load_templates(dataset).values()
+             for e in (*t.fixed, *t.domain)]
+    assert "as above" not in every

@@ -146,6 +146,18 @@ class Template(_Strict):
     key_rounded: bool = False
     fixed: list[Fixed] = Field(default_factory=list)  # every other number of the stem and options, with why
     domain: list[Condition] = Field(default_factory=list)  # where the formula holds
+
+    @field_validator("fixed", "domain", mode="after")
+    @classmethod
+    def _reasons_stand_alone(cls, entries: list) -> list:
+        """A reason written "as above" takes the previous entry's words: a condition or a number is reported
+        alone (a rejected draw, `verify`), where "s < 515 (as above)" would point at nothing."""
+        resolved = []
+        for entry in entries:
+            if resolved and entry.reason.strip().lower() == "as above":
+                entry = entry.model_copy(update={"reason": resolved[-1].reason})
+            resolved.append(entry)
+        return resolved
     note: str = ""
 
     @model_validator(mode="after")
