@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -327,3 +328,37 @@ def test_no_element_is_wider_than_the_page_and_no_code_hides_behind_a_scroll_bar
         if found := browser.evaluate(OVERFLOW):
             cut[page] = found
     assert cut == {}, cut
+
+
+@pytest.mark.slow
+def test_the_items_explorer_filters_every_item_of_the_run_in_the_built_book(book, browser):
+    from cfa_lib.report import explorer
+
+    if not FULL:
+        pytest.skip("CFA_BOOK_FULL=0 runs no experiment notebook")
+    results = next((book / "results" / "option_bias").glob("*_local_*/results.json"))
+    items = explorer.items([results])
+    browser.open(page_url(book, "book/executed/01_option_bias.html"))
+    def info(after: str = "") -> str:
+        """The table's count line, once drawn (asynchronously) and different from `after`."""
+        return browser.evaluate(f"""new Promise(done => {{ const t0 = Date.now(); (function poll() {{
+            const info = document.querySelector('.dt-info')?.innerText;
+            if ((info && info !== {json.dumps(after)}) || Date.now() - t0 > 15000) done(info);
+            else setTimeout(poll, 100); }})(); }})""")
+
+    unfiltered = info()
+    assert unfiltered == f"Showing 1 to {min(10, len(items))} of {len(items)} entries"
+    for column, word in (("verdict", "incorrect"), ("condition", "Format B")):
+        expected = int(items[column].str.contains(word, regex=False).sum())
+        browser.evaluate(f"""(() => {{ const box = document.querySelector('tfoot input[placeholder="{column}"]');
+            box.value = {json.dumps(word)}; box.dispatchEvent(new Event('input', {{bubbles: true}}));
+            box.dispatchEvent(new KeyboardEvent('keyup', {{bubbles: true}})); }})()""")
+        shown = info(after=unfiltered)
+        found = re.search(r"of (\d+) entr(?:y|ies) \(filtered from (\d+) total", shown or "")
+        assert found and (int(found[1]), int(found[2])) == (expected, len(items)), (column, word, shown)
+        browser.evaluate(f"""(() => {{ const box = document.querySelector('tfoot input[placeholder="{column}"]');
+            box.value = ''; box.dispatchEvent(new Event('input', {{bubbles: true}}));
+            box.dispatchEvent(new KeyboardEvent('keyup', {{bubbles: true}})); }})()""")
+        assert info(after=shown) == unfiltered  # the filter cleared: every item again
+    cells = browser.evaluate("[...document.querySelectorAll('table.dataTable tbody td')].map(td => td.innerText)")
+    assert any(items["response"].iloc[0][:40] in cell for cell in cells)  # the whole response, as text

@@ -49,12 +49,14 @@ class Outcome:
 
     @property
     def decided_by(self) -> str:
-        """The path that decided the verdict, as a review names it: judge, final_line, heuristic, refusal rule
-        or numbers."""
+        """The path that decided the verdict, as a review names it: judge, final_line, heuristic, the letter
+        reader, refusal rule or numbers."""
         if self.judged:
             return "judge"
         if self.source in ("final_line", "heuristic"):
             return self.source
+        if self.source == "letter":
+            return "letter reader"
         return "refusal rule" if self.status == "no_answer" else "numbers"
 
 

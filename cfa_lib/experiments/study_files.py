@@ -68,8 +68,8 @@ def letter_from_file(letter: str | None, correct: bool | None, error: str | None
         code = (error or "").split(":")[0]
         return Outcome.exclude(EXCLUSION_OF_CODE.get(code, "failed"), error, value=letter)
     if no_answer:
-        return Outcome("no_answer")
-    return Outcome("correct" if correct else "incorrect", letter)
+        return Outcome("no_answer", source="letter")
+    return Outcome("correct" if correct else "incorrect", letter, source="letter")
 
 
 def response_status(outcome: Outcome) -> str:

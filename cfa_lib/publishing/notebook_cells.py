@@ -42,7 +42,7 @@ def setup(*imports: str, uses: str = "by_model(") -> dict:
     own = [line for line in imports if line not in ipython]
     shared = ["from cfa_lib.experiments.execute import run_or_load",
               "from cfa_lib.experiments.settings import Settings",
-              "from cfa_lib.report import figures, notebook_tables",
+              "from cfa_lib.report import explorer, figures, notebook_tables",
               *(["from cfa_lib.report.runs import by_model"] if "by_model(" in uses else []),
               "from cfa_lib.publishing.notebook_errors import show_user_errors_briefly"]
     ours = sorted(own + [line for line in shared if not any(o.startswith(line) for o in own)])

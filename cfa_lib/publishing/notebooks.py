@@ -39,6 +39,14 @@ SETTINGS = (  # notebook 03 and any experiment without a judge: the shared param
     "                    retry_failed=retry_failed)\n"
 )
 DEFAULT_SECTIONS = (page_md("## Summary"), page_code("notebook_tables.summary_table(run)"))
+EXPLORER = [md("""
+## Every item
+
+One row per question and condition: the prompt as the model saw it, the whole response as the results file
+stores it, the value read, the verdict (or why the item is excluded) and the path that decided it, with the
+grader's or the judge's reason. Type in the search box, or in a column's filter below the table (a verdict, a
+path, a format or level); click a header to sort.
+"""), code("explorer.show(explorer.items(run))")]
 
 
 def _constant(entry: Experiment) -> tuple[str, str]:
@@ -80,7 +88,7 @@ def experiment_cells(entry: Experiment) -> list[dict]:
     imports = setup(*page.imports, f"from {module} import {name}", uses="\n".join(text for _, text in sections))
     return [md(page.intro), parameters(page.parameters), imports, md(run_md),
             code((JUDGED_SETTINGS if entry.judged else SETTINGS) + run),
-            *(cell(kind, text) for kind, text in sections), *_review_section(entry, name)]
+            *(cell(kind, text) for kind, text in sections), *EXPLORER, *_review_section(entry, name)]
 
 
 def sources() -> dict[str, list[dict]]:

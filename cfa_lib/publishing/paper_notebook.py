@@ -32,7 +32,7 @@ many questions it holds.
 """),
     code("""
 from cfa_lib.publishing.notebook_errors import show_user_errors_briefly
-from cfa_lib.report import figures, paper_tables
+from cfa_lib.report import explorer, figures, paper_tables
 from cfa_lib.report.runs import collect_all
 
 figures.use_style()
@@ -128,6 +128,14 @@ with the beginning of the answer given without the choices. The original study s
 short.
 """),
     code("paper_tables.biased_examples(runs)"),
+    md("""
+## Where two models disagree, item by item
+
+Every item the first two option-bias runs both counted and graded differently (the two reference runs,
+unless this build ran other models), with both verdicts, the values read and the responses side by side.
+Search, or filter a column below the table; each notebook's *Every item* section shows all items of its run.
+"""),
+    code("explorer.show(explorer.first_two_disagree(runs))"),
     md("""
 ## Comparing models
 

@@ -29,7 +29,8 @@ from cfa_lib.report.runs import Run, model_label
 
 COLUMNS = ["subject", "run", "experiment", "model", "dataset", "imported", "as_published", "question_id",
            "answerable", "condition", "perturbation_level", "perturbation", "valid", "perturbation_source",
-           "status", "correct", "tier", "value", "source", "judged", "excluded"]
+           "status", "correct", "tier", "value", "source", "judged", "excluded", "decided_by", "reason", "response",
+           "item"]
 
 RunLike = str | Path | LoadedRun | Run
 
@@ -72,10 +73,11 @@ def _sample_fields(sample: Sample) -> dict[str, Any]:
     fields = {"question_id": sample.question_id, "answerable": sample.answerable, "condition": sample.condition,
               "tier": sample.tier, "perturbation_level": sample.perturbation_level,
               "perturbation": sample.perturbation, "valid": sample.valid,
-              "perturbation_source": sample.perturbation_source}
+              "perturbation_source": sample.perturbation_source, "response": sample.response, "item": sample.item}
     if outcome is not None:  # an invalid perturbation was never asked: no status, no verdict
         fields |= {"status": outcome.status, "correct": outcome.correct, "value": _value(outcome.value),
-                   "source": outcome.source, "judged": outcome.judged, "excluded": outcome.excluded}
+                   "source": outcome.source, "judged": outcome.judged, "excluded": outcome.excluded,
+                   "decided_by": outcome.decided_by, "reason": outcome.reason}
     return fields
 
 

@@ -1,0 +1,102 @@
+"""The items explorer: every item of a run, one row per question and condition, one click away.
+
+Each row is an item of `items_frame` with what a referee asks for next to the verdict: the prompt as the
+model saw it (the question with or without its options, or the generated item), the whole response as the
+results file stores it, the value read, the verdict or why the item is excluded, the path that decided it
+and the grader's or judge's reason. `show` draws it as an interactive table (DataTables through itables, its
+JavaScript embedded in the page, so the built book needs no network): a search box over every column, a
+filter per column (verdict, path, format or level, model), sorting and paging. `disagreements` puts two runs
+side by side where their verdicts on the same item differ. Model text is data, escaped, never markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import pandas as pd
+from IPython.display import HTML
+
+from cfa_lib.data import Question, questions_by_id
+from cfa_lib.experiments.contract import FORMAT_A, ORIGINAL, PERTURBED
+from cfa_lib.experiments.option_bias import OPTION_BIAS
+from cfa_lib.report.items_frame import RunLike, items_frame
+from cfa_lib.report.runs import Run
+
+COLUMNS = ["model", "question", "condition", "verdict", "decided by", "value read", "reason", "prompt", "response"]
+KEY = ["question", "condition"]  # an item of a run
+# The count of rows on top, always (itables drops its default controls from a table that fits on one page).
+LAYOUT = {"topStart": "info", "topEnd": "search", "bottomStart": "pageLength", "bottomEnd": "paging"}
+
+
+def _prompt(question: Question | None, condition: str, item: str | None) -> str:
+    """What the model was asked: the generated item, the question with its options, or without them."""
+    if condition == PERTURBED:
+        return item or ""
+    if question is None:
+        return ""
+    return question.mcq_text() if condition in (FORMAT_A, ORIGINAL) else question.open_text()
+
+
+def _condition(row: pd.Series) -> str:
+    if row["condition"] == PERTURBED:
+        return f"perturbed, level {row['perturbation_level']}"
+    return {"A": "Format A (options)", "B": "Format B (no options)"}.get(row["condition"], row["condition"])
+
+
+def _verdict(row: pd.Series) -> str:
+    """The status in the one outcome vocabulary, with the exclusion's reason; an invalid item was never asked."""
+    if pd.isna(row["status"]):
+        return "not asked (invalid item)"
+    return f"excluded: {row['excluded']}" if row["status"] == "excluded" else str(row["status"])
+
+
+def items(runs: RunLike | Iterable[RunLike]) -> pd.DataFrame:
+    """One row per run × question × condition, with the prompt and the whole response (`COLUMNS`)."""
+    frame = items_frame(runs)
+    if frame.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    questions = {dataset: questions_by_id(dataset) for dataset in frame["dataset"].unique()}
+    return pd.DataFrame({
+        "model": frame["run"],
+        "question": frame["question_id"],
+        "condition": frame.apply(_condition, axis=1),
+        "verdict": frame.apply(_verdict, axis=1),
+        "decided by": frame["decided_by"].fillna(""),
+        "value read": frame["value"].map(lambda v: "" if v is None or v is pd.NA else str(v)),
+        "reason": frame["reason"].fillna(""),
+        "prompt": [_prompt(questions[d].get(q), c, i) for d, q, c, i in
+                   zip(frame["dataset"], frame["question_id"], frame["condition"], frame["item"], strict=True)],
+        "response": frame["response"].fillna(""),
+    }, columns=COLUMNS)
+
+
+def disagreements(first: RunLike, second: RunLike) -> pd.DataFrame:
+    """The items two runs both counted and graded differently, side by side (their verdicts and responses)."""
+    a, b = items(first), items(second)
+    counted = ~a["verdict"].str.startswith(("excluded", "not asked"))
+    both = a[counted].merge(b[~b["verdict"].str.startswith(("excluded", "not asked"))], on=KEY,
+                            suffixes=(" (1)", " (2)"))
+    differ = both[both["verdict (1)"] != both["verdict (2)"]]
+    columns = [*KEY, *(f"{name} ({side})" for side in (1, 2) for name in ("model", "verdict", "value read",
+                                                                           "response"))]
+    return differ[columns].reset_index(drop=True)
+
+
+def first_two_disagree(runs: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
+    """Where the first two option-bias runs of the book (`collect_all`'s {experiment: runs}; re-graded, not as
+    published) grade the same item differently; empty with fewer than two runs."""
+    shown = [run for run in runs.get(OPTION_BIAS.name, []) if not run.as_published][:2]
+    return disagreements(*shown) if len(shown) == 2 else pd.DataFrame(columns=KEY)
+
+
+def show(frame: pd.DataFrame, caption: str | None = None) -> HTML:
+    """The interactive table: search, a filter under each column, sorting, 10 rows a page; its JavaScript is
+    embedded (offline), and the cells are escaped text. Every row is kept (no downsampling)."""
+    from itables import to_html_datatable
+    from itables.javascript import generate_init_offline_itables_html
+    from itables.options import dt_bundle
+
+    table = to_html_datatable(frame, caption=caption, connected=False, allow_html=False, maxBytes=0,
+                              showIndex=False, column_filters="footer", lengthMenu=[10, 25, 100],
+                              classes="display compact", layout=LAYOUT)
+    return HTML(generate_init_offline_itables_html(dt_bundle) + table)

@@ -1,0 +1,38 @@
+"""The items explorer's table: every item of a run with its prompt, response, verdict and deciding path; two
+runs side by side where they disagree; model text escaped. The browser test is in test_book.py."""
+
+from __future__ import annotations
+
+from cfa_lib.paths import REFERENCE_DIR
+from cfa_lib.report import explorer
+
+GPT4O_MINI = REFERENCE_DIR / "A5_option_bias_gpt-4o-mini.json"
+GPT5_MINI = REFERENCE_DIR / "A5_option_bias_gpt-5-mini.json"
+
+
+def test_every_item_of_a_run_with_what_decided_it():
+    items = explorer.items([GPT4O_MINI])
+    assert len(items) == 2 * 1032 and list(items.columns) == explorer.COLUMNS
+    assert items["verdict"].value_counts().to_dict() == {"correct": 1681, "incorrect": 375, "no_answer": 8}
+    assert items["decided by"].value_counts().to_dict() == {"letter reader": 1032, "judge": 883, "numbers": 141,
+                                                           "refusal rule": 8}
+    a, b = items[items["question"] == "easy_9"].to_dict("records")
+    assert (a["condition"], a["verdict"], a["value read"]) == ("Format A (options)", "correct", "C")
+    assert a["prompt"].endswith("C: 8.0% compounded semiannually.")  # with its options
+    assert (b["condition"], b["verdict"], b["decided by"]) == ("Format B (no options)", "incorrect", "numbers")
+    assert b["prompt"].endswith("closest to:") and b["response"].startswith("To find the stated annual interest")
+
+
+def test_two_runs_side_by_side_where_they_disagree():
+    both = explorer.disagreements(GPT4O_MINI, GPT5_MINI)
+    assert len(both) == 344 and both["condition"].value_counts().to_dict() == {"Format B (no options)": 200,
+                                                                               "Format A (options)": 144}
+    first = both.iloc[0]
+    assert (first["question"], first["verdict (1)"], first["verdict (2)"]) == ("easy_3", "incorrect", "correct")
+
+
+def test_model_text_is_escaped_in_the_interactive_table():
+    frame = explorer.items([GPT4O_MINI]).head(2).assign(response="<script>window.x = 1</script>")
+    html = explorer.show(frame).data
+    assert "&lt;script&gt;window.x = 1&lt;/script&gt;" in html and "<script>window.x" not in html
+    assert 'src="http' not in html and "from 'https:" not in html  # DataTables is embedded, never fetched
