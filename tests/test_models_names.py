@@ -192,3 +192,14 @@ def test_retry_after_is_read_in_each_form_and_a_bad_one_falls_back_to_backoff() 
     assert 8 <= parse_retry_after({"retry-after": formatdate(time() + 10, usegmt=True)}) <= 10
     assert parse_retry_after({"retry-after": "soon, please"}) is None
     assert parse_retry_after({}) is None
+
+
+def test_backends_are_registered_by_kind_and_made_from_one_settings_object() -> None:
+    from cfa_lib.models.backend import BACKENDS, BackendSettings
+
+    assert set(BACKENDS) == {"openai", "ollama", "local"}  # every kind names.py parses has its backend
+    server = BACKENDS["openai"](parse_model_name("gpt-4o-mini"), BackendSettings(base_url="http://127.0.0.1:9/v1"))
+    assert (server.kind, server.base_url, server.timeout_s, server.supports_batch) == \
+        ("openai", "http://127.0.0.1:9/v1", 120.0, True)
+    assert BACKENDS["ollama"](parse_model_name("qwen3:32b"), BackendSettings(timeout_s=5.0)).timeout_s == 5.0
+    assert get_client("local").backend.kind == "local"

@@ -1,7 +1,9 @@
-"""What every backend provides to the client: one raw call, a pre-flight check, token counting."""
+"""What every backend provides to the client: one raw call, a pre-flight check, token counting; the registry
+of backends by kind (`register_backend`, read by `get_client`), and the Batch API a backend may offer."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlparse
@@ -62,6 +64,36 @@ class Backend(Protocol):
 
     def refusals(self) -> dict[str, str]:
         """Capabilities the server refused in this process, and why (recorded in a results file's metadata)."""
+
+
+class BatchAPI(Protocol):
+    """What a backend with `supports_batch` gives the batch runner (batch.py): one request line's body, and the
+    official client that uploads the file and makes, polls and reads the batch."""
+
+    def batch_body(self, messages: Messages, params: dict[str, Any], schema: Schema | None) -> dict[str, Any]: ...
+
+    def api(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class BackendSettings:
+    """What `get_client` knows of how to reach a model; each backend takes what it needs, else its default."""
+
+    base_url: str | None = None
+    timeout_s: float | None = None
+    n_ctx: int | None = None
+
+
+BACKENDS: dict[str, Callable[[Any, BackendSettings], Backend]] = {}  # kind -> (spec, settings) -> backend
+
+
+def register_backend(kind: str) -> Callable[[type], type]:
+    """A class decorator: `get_client` makes the backend of a model name of this kind (names.py) with the
+    class's `from_settings(spec, settings)`."""
+    def add(cls: type) -> type:
+        BACKENDS[kind] = cls.from_settings
+        return cls
+    return add
 
 
 class ServerReplies:

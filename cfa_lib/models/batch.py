@@ -21,9 +21,9 @@ import openai
 from openai.types.chat import ChatCompletion
 from tqdm.auto import tqdm
 
-from .backend import Messages, RawReply
+from .backend import BatchAPI, Messages, RawReply
 from .cache import CompletionCache
-from .openai_backend import OpenAIBackend, reply_from
+from .openai_backend import reply_from
 from .types import Schema
 
 log = logging.getLogger("cfa_lib.models")
@@ -66,7 +66,7 @@ def poll_max_s() -> float:
 class BatchRunner:
     """Submit, record, poll and collect batches for one model through the official client."""
 
-    def __init__(self, backend: OpenAIBackend, cache: CompletionCache, model: str) -> None:
+    def __init__(self, backend: BatchAPI, cache: CompletionCache, model: str) -> None:
         self.backend = backend
         self.cache = cache
         self.model = model

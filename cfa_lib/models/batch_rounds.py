@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
-from .backend import Backend
+from .backend import Backend, BatchAPI
 from .batch import BatchItem, BatchRunner, NoBatchAPI
 from .cache import CompletionCache
 from .names import ModelSpec
@@ -60,7 +60,7 @@ class BatchRounds:
         left = [item.key for item in items[len(fits):]]
         states = {item.key: Attempt(dict(item.params)) for item in fits}
         pending = fits
-        runner = BatchRunner(self.backend, self.cache, self.spec.name)  # type: ignore[arg-type]
+        runner = BatchRunner(cast(BatchAPI, self.backend), self.cache, self.spec.name)  # supports_batch: checked
         live = False
         for round_ in range(BATCH_ROUNDS):
             if not pending:

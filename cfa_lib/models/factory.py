@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .backend import Backend
+from . import local_backend, ollama_backend, openai_backend  # noqa: F401 - each registers its backend
+from .backend import BACKENDS, Backend, BackendSettings
 from .cache import CompletionCache
 from .client import ModelClient
 from .env import flag_from_env, positive_from_env
-from .local_backend import DEFAULT_N_CTX, LocalBackend
+from .local_backend import DEFAULT_N_CTX
 from .names import parse_model_name
-from .ollama_backend import OllamaBackend
-from .openai_backend import OpenAIBackend
 from .retry import RetryPolicy
 from .run_options import BatchFallback
 
@@ -49,13 +48,7 @@ def get_client(
     spec = parse_model_name(model)
     timeout_s = timeout_s or positive_from_env("CFA_TIMEOUT_S", float)
     max_attempts = max_attempts or positive_from_env("CFA_MAX_ATTEMPTS", int) or 6
-    backend: Backend
-    if spec.backend == "openai":
-        backend = OpenAIBackend(spec, base_url=base_url, timeout_s=timeout_s or 120.0)
-    elif spec.backend == "ollama":
-        backend = OllamaBackend(spec, timeout_s=timeout_s or 600.0)  # a 32B model on CPU is slow
-    else:
-        backend = LocalBackend(spec, n_ctx=n_ctx)
+    backend: Backend = BACKENDS[spec.backend](spec, BackendSettings(base_url, timeout_s, n_ctx))
     retry = RetryPolicy(max_attempts=max_attempts, backoff_base_s=backoff_base_s, backoff_max_s=backoff_max_s)
     cache = CompletionCache(Path(cache_dir) if cache_dir is not None else None)
     defaults = {"max_concurrency": max_concurrency, "batch": batch, "batch_fallback": batch_fallback,

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .backend import Messages, RawReply, TokenCount
+from .backend import BackendSettings, Messages, RawReply, TokenCount, register_backend
 from .bounds import bounded, reply_tokens
 from .errors import ModelUnavailableError
 from .llama_build import check_build
@@ -61,10 +61,15 @@ def loaded_model(path: Path, n_ctx: int) -> tuple[Any, threading.Lock]:
         return _models[key]
 
 
+@register_backend("local")
 class LocalBackend:
     kind = "local"
     supports_batch = False
     fixed_concurrency: int | None = 1  # in-process: the CPU is the limit, calls are serialized anyway
+
+    @classmethod
+    def from_settings(cls, spec: ModelSpec, settings: BackendSettings) -> LocalBackend:
+        return cls(spec, n_ctx=settings.n_ctx or DEFAULT_N_CTX)
 
     def __init__(self, spec: ModelSpec, n_ctx: int = DEFAULT_N_CTX) -> None:
         assert spec.path is not None

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import ollama
 
-from .backend import Messages, RawReply, ServerReplies, TokenCount, approx_count
+from .backend import BackendSettings, Messages, RawReply, ServerReplies, TokenCount, approx_count, register_backend
 from .errors import ModelUnavailableError
 from .names import ModelSpec
 from .retry import RETRY_STATUS, TransientError
@@ -28,12 +28,17 @@ def full_name(model: str) -> str:
     return model if ":" in model.rsplit("/", 1)[-1] else f"{model}:latest"
 
 
+@register_backend("ollama")
 class OllamaBackend(ServerReplies):
     kind = "ollama"
     supports_batch = False
     # Ollama runs OLLAMA_NUM_PARALLEL requests at once (1-4 by default) and queues the rest without ever
     # answering 429, so more connections only wait in its queue until they time out.
     fixed_concurrency: int | None = 4
+
+    @classmethod
+    def from_settings(cls, spec: ModelSpec, settings: BackendSettings) -> OllamaBackend:
+        return cls(spec, timeout_s=settings.timeout_s or 600.0)  # a 32B model on CPU is slow
 
     def __init__(self, spec: ModelSpec, host: str | None = None, timeout_s: float = 600.0) -> None:
         self.spec = spec

@@ -12,7 +12,16 @@ import httpx
 import openai
 from openai.types.chat import ChatCompletion
 
-from .backend import Messages, RawReply, ServerReplies, TokenCount, approx_count, is_loopback
+from .backend import (
+    BackendSettings,
+    Messages,
+    RawReply,
+    ServerReplies,
+    TokenCount,
+    approx_count,
+    is_loopback,
+    register_backend,
+)
 from .errors import ModelUnavailableError
 from .names import ModelSpec
 from .retry import RETRY_STATUS, TransientError, parse_retry_after
@@ -104,10 +113,15 @@ def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
     return exc.status_code in (400, 422) or (exc.status_code == 500 and "response_format" in text)
 
 
+@register_backend("openai")
 class OpenAIBackend(ServerReplies):
     kind = "openai"
     supports_batch = True  # /v1/batches at half price (a compatible server without it is told apart at run time)
     fixed_concurrency: int | None = None  # adaptive: grows until the provider answers 429
+
+    @classmethod
+    def from_settings(cls, spec: ModelSpec, settings: BackendSettings) -> OpenAIBackend:
+        return cls(spec, base_url=settings.base_url, timeout_s=settings.timeout_s or 120.0)
 
     def __init__(self, spec: ModelSpec, base_url: str | None = None, timeout_s: float = 120.0) -> None:
         self.spec = spec
