@@ -26,7 +26,8 @@ BATCH_ROUNDS = 3  # a request that failed inside a batch goes into at most two m
 
 
 class BatchRounds:
-    """ModelClient's batch path (a mixin: the client supplies the cache, the reading of a reply, storing)."""
+    """ModelClient's batch path (a mixin: the client supplies the cache and, as its public methods declared
+    below, the reading of a reply, storing, a failure and the live path; the batch state is this class's own)."""
 
     spec: ModelSpec
     backend: Backend
@@ -34,12 +35,12 @@ class BatchRounds:
     _batch_ids: list[str]
     _batch_requests: int
     _warned_batch: bool
-    _settle_reply: Callable[..., Completion | None]
-    _store: Callable[[Completion, str, dict[str, Any]], Completion]
-    _failure: Callable[[float, int, str, str], Completion]
-    _send_live: Callable[..., list[str]]
+    settle_reply: Callable[..., Completion | None]
+    store: Callable[[Completion, str, dict[str, Any]], Completion]
+    failure: Callable[[float, int, str, str], Completion]
+    send_live: Callable[..., list[str]]
 
-    def _batch_available(self) -> bool:
+    def batch_available(self) -> bool:
         if self.backend.supports_batch:
             return True
         if not self._warned_batch:
@@ -47,7 +48,7 @@ class BatchRounds:
             log.warning("%s has no batch API (only OpenAI's has); running live", self.spec.name)
         return False
 
-    def _send_batch(self, items: list[BatchItem], opts: RunOptions, desc: str, progress: bool, budget: Budget,
+    def send_batch(self, items: list[BatchItem], opts: RunOptions, desc: str, progress: bool, budget: Budget,
                     done: Callable[[str, Completion], None]) -> list[str]:
         """Rounds of batches until every request is answered or BATCH_ROUNDS is used up (failed inside a
         batch: again by batch, or live with batch_fallback="live"). Returns the keys left by the cap."""
@@ -86,7 +87,7 @@ class BatchRounds:
             for item in pending:
                 state = states[item.key]
                 raw = outcome.replies.get(item.key)
-                completion = None if raw is None else self._settle_reply(raw, state, item.schema, batch=True)
+                completion = None if raw is None else self.settle_reply(raw, state, item.schema, batch=True)
                 if completion is None:
                     state.error = outcome.errors.get(item.key) or state.error
                     state.retries += 1
@@ -95,13 +96,13 @@ class BatchRounds:
                     continue
                 completion.latency_s = time.perf_counter() - start
                 budget.settle(item.key, completion)
-                done(item.key, self._store(completion, item.key, item.params))
+                done(item.key, self.store(completion, item.key, item.params))
             pending = retry
         if pending and live:
-            left += self._send_live(pending, opts, budget, done)
+            left += self.send_live(pending, opts, budget, done)
         else:
             for item in pending:
                 state = states[item.key]
                 message = f"failed in {BATCH_ROUNDS} batches: {state.error or 'invalid answer'}"
-                done(item.key, self._failure(start, state.retries, message, "failed"))
+                done(item.key, self.failure(start, state.retries, message, "failed"))
         return left

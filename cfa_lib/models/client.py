@@ -138,7 +138,7 @@ class ModelClient(LiveSending, BatchRounds):
         return messages, params, self._key(messages, params, request.schema)
 
     # -- one completion ---------------------------------------------------------------------------
-    def _settle_reply(self, raw: RawReply, state: Attempt, schema: Schema | None, batch: bool = False
+    def settle_reply(self, raw: RawReply, state: Attempt, schema: Schema | None, batch: bool = False
                ) -> Completion | None:
         """The completion for this reply, or None when one more attempt is due (replies.settle)."""
         completion = Completion(
@@ -158,7 +158,7 @@ class ModelClient(LiveSending, BatchRounds):
     def _deterministic(self, params: dict[str, Any]) -> bool:
         return is_deterministic(self.deterministic, self.backend, params)
 
-    def _store(self, completion: Completion, key: str, params: dict[str, Any]) -> Completion:
+    def store(self, completion: Completion, key: str, params: dict[str, Any]) -> Completion:
         """Cache an answer, and a failure that sending the request again would only repeat."""
         if completion.error is not None:
             completion.error = _scrub(completion.error)
@@ -180,27 +180,27 @@ class ModelClient(LiveSending, BatchRounds):
                 raise
             except TransientError as exc:
                 retries = state.retries + getattr(exc, "retries", 0)
-                return self._failure(start, retries, f"gave up after {retries + 1} attempts: {exc}", "failed")
+                return self.failure(start, retries, f"gave up after {retries + 1} attempts: {exc}", "failed")
             except Exception as exc:  # a request the backend rejects: recorded, the run goes on
-                return self._failure(start, state.retries, f"{type(exc).__name__}: {exc}", "failed")
-            completion = self._settle_reply(raw, state, schema)
+                return self.failure(start, state.retries, f"{type(exc).__name__}: {exc}", "failed")
+            completion = self.settle_reply(raw, state, schema)
             if completion is not None:
                 completion.latency_s = time.perf_counter() - start
-                return self._store(completion, key, params)
+                return self.store(completion, key, params)
 
-    def _run_once(self, messages: Messages, params: dict[str, Any], schema: Schema | None, key: str,
+    def run_once(self, messages: Messages, params: dict[str, Any], schema: Schema | None, key: str,
                   failures: bool = True) -> Completion:
         """`_run` under a claim in the shared cache: when another run is already asking the same
         request, wait for its answer instead of paying for it again (`failures`: a cached failure is one)."""
         while True:
             mine, payload = self.cache.try_claim(key, use_cached=not self.refresh, failures=failures)
             if payload is not None:
-                return self._from_cache(payload)
+                return self.from_cache(payload)
             if mine:
-                return self._run_claimed(messages, params, schema, key)
+                return self.run_claimed(messages, params, schema, key)
             time.sleep(CLAIM_POLL_S)
 
-    def _run_claimed(self, messages: Messages, params: dict[str, Any], schema: Schema | None, key: str
+    def run_claimed(self, messages: Messages, params: dict[str, Any], schema: Schema | None, key: str
                      ) -> Completion:
         """`_run` for a request this process has claimed (claim_many); a failure gives the claim up."""
         completion = None
@@ -211,7 +211,7 @@ class ModelClient(LiveSending, BatchRounds):
             if completion is None or not completion.ok:  # a stored completion released its claim already
                 self.cache.release(key)
 
-    def _failure(self, start: float, retries: int, error: str, kind: str) -> Completion:
+    def failure(self, start: float, retries: int, error: str, kind: str) -> Completion:
         return Completion(
             text="",
             model=self.spec.name,
@@ -221,7 +221,7 @@ class ModelClient(LiveSending, BatchRounds):
             retries=retries,
         )
 
-    def _from_cache(self, payload: dict[str, Any]) -> Completion:
+    def from_cache(self, payload: dict[str, Any]) -> Completion:
         completion = Completion.from_dict(payload)
         completion.cached = True
         return completion
@@ -231,9 +231,9 @@ class ModelClient(LiveSending, BatchRounds):
         messages, params, key = self._prepare(Request(messages, params, schema), "complete()")
         failures = not self.options().retry_failed
         if not self.refresh and (hit := self.cache.get(key, failures=failures)) is not None:
-            return self._from_cache(hit)
+            return self.from_cache(hit)
         self._ensure_checked()
-        return self._run_once(messages, params, schema, key, failures)
+        return self.run_once(messages, params, schema, key, failures)
 
     def complete_many(
         self,
@@ -273,13 +273,13 @@ class ModelClient(LiveSending, BatchRounds):
         hits = {} if self.refresh else self.cache.get_many(by_key, failures=not opts.retry_failed)
         for key, payload in hits.items():
             for i in by_key[key]:
-                results[i] = self._from_cache(payload)
+                results[i] = self.from_cache(payload)
         todo = [key for key in by_key if key not in hits]
         if todo:
             self._ensure_checked()
         started = time.monotonic()
         rate_limited_before = self.limit.rate_limited
-        use_batch = bool(todo) and opts.batch and self._batch_available()
+        use_batch = bool(todo) and opts.batch and self.batch_available()
         bar = tqdm(
             total=len(prepared),
             initial=len(prepared) - sum(len(by_key[k]) for k in todo),
@@ -298,9 +298,9 @@ class ModelClient(LiveSending, BatchRounds):
         budget = self._budget(items, opts, use_batch)
         try:
             if use_batch:
-                left = self._send_batch(items, opts, desc or self.spec.name, progress, budget, done)
+                left = self.send_batch(items, opts, desc or self.spec.name, progress, budget, done)
             else:
-                left = self._send_live(items, opts, budget, done)
+                left = self.send_live(items, opts, budget, done)
         finally:
             bar.close()
         self._log_call(desc, len(prepared), todo, use_batch, time.monotonic() - started, rate_limited_before)

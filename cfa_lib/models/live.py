@@ -37,17 +37,18 @@ def shared_limit(backend: Backend) -> AdaptiveLimit:
 
 
 class LiveSending:
-    """ModelClient's live path (a mixin: the client supplies the cache, the limit and one request's run)."""
+    """ModelClient's live path (a mixin: the client supplies the cache and the limit, and, as its public
+    methods declared below, one request's run and the reading of a cached answer; nothing private)."""
 
     backend: Backend
     cache: CompletionCache
     limit: AdaptiveLimit
     refresh: bool
-    _run_claimed: Callable[[Messages, dict[str, Any], Schema | None, str], Completion]
-    _run_once: Callable[..., Completion]
-    _from_cache: Callable[[dict[str, Any]], Completion]
+    run_claimed: Callable[[Messages, dict[str, Any], Schema | None, str], Completion]
+    run_once: Callable[..., Completion]
+    from_cache: Callable[[dict[str, Any]], Completion]
 
-    def _send_live(self, items: list[BatchItem], opts: RunOptions, budget: Budget,
+    def send_live(self, items: list[BatchItem], opts: RunOptions, budget: Budget,
                    done: Callable[[str, Completion], None]) -> list[str]:
         """Send on a thread pool; each HTTP attempt waits for a connection of the adaptive limit.
         Requests are claimed in the cache a chunk at a time, just before they are handed to the pool.
@@ -69,12 +70,12 @@ class LiveSending:
                                                            failures=failures)
                     for item in chunk:
                         if item.key in answered:  # answered by another run since we looked
-                            done(item.key, self._from_cache(answered[item.key]))
+                            done(item.key, self.from_cache(answered[item.key]))
                         else:
                             claimed.append((item, item.key in mine))
                 while claimed and len(futures) < window and budget.reserve(claimed[0][0].key):
                     item, ours = claimed.popleft()
-                    run = self._run_claimed if ours else functools.partial(self._run_once, failures=failures)
+                    run = self.run_claimed if ours else functools.partial(self.run_once, failures=failures)
                     futures[pool.submit(run, item.messages, item.params, item.schema, item.key)] = item.key
                 if not futures:
                     if claimed and not budget.reserve(claimed[0][0].key):
