@@ -2,14 +2,15 @@
 p-values, counts and excerpts. A missing value prints as a dash, never as "None" or "nan".
 
 Never a statistic on too little: a paired difference, its interval and its test need at least `MIN_PAIRS`
-pairs (`paired`), and a test at least one discordant pair (`if_testable`); below that the cell says how many there
-are and what it needs (`TooFew`), never an interval of zero width, a test on nothing, or a conclusion.
+pairs (`paired`), and a test at least one discordant pair (`if_testable`); below that the cell says how many
+there are and what it needs (`TooFew`), never an interval of zero width, a test on nothing, or a conclusion.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,11 +46,11 @@ def if_testable(value: Any, n: int | None, b: int, c: int) -> Any:
     return paired(value, n)
 
 
-def _shown(formatter):  # noqa: ANN001, ANN202 - a decorator of the formatters below
+def _shown(formatter: Callable[..., str]) -> Callable[..., str]:
     """A formatter that prints a `TooFew` as its sentence."""
+    @functools.wraps(formatter)
     def format_or_say(value: Any, *args: Any, **kwargs: Any) -> str:
         return str(value) if isinstance(value, TooFew) else formatter(value, *args, **kwargs)
-    format_or_say.__doc__, format_or_say.__name__ = formatter.__doc__, formatter.__name__
     return format_or_say
 
 
