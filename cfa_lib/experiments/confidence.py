@@ -152,11 +152,18 @@ def follow_up(question: Question, reply: str) -> Request:
                     {"role": "user", "content": CONFIDENCE_FOLLOW_UP}], schema=StatedConfidence)
 
 
-def row_of(question: Question, answer: Completion, stated: Completion | None) -> Row:
+def row_of(question: Question, answer: Completion, stated: Completion | None = None) -> Row:
+    """The answer's row: its letter graded, then the stated confidence read (`with_confidence`)."""
     outcome = grade_letter(answer, question)
     row = Row(question.id, outcome.status, outcome.excluded, outcome.value, reason=outcome.reason,
               response=answer.text)
-    if outcome.status == "excluded" or stated is None:
+    return with_confidence(row, stated)
+
+
+def with_confidence(row: Row, stated: Completion | None) -> Row:
+    """The row with the confidence the follow-up stated, or excluded as unreadable; an excluded answer (never
+    followed up) stays as it is."""
+    if row.status == "excluded" or stated is None:
         return row
     parsed, why = parse_reply(stated, StatedConfidence, who="subject")
     row.confidence_response = stated.text
@@ -212,10 +219,11 @@ class Confidence(Experiment[Options, Row, ConfidenceSummary]):
 
     def grade(self, session: Session, answers: Mapping[Key, Completion]) -> Graded[Row]:
         questions = session.questions
-        asked = {(q.id, "confidence"): follow_up(q, answers[q.id, "answer"].text) for q in questions
-                 if grade_letter(answers[q.id, "answer"], q).status != "excluded"}
+        letters = [row_of(q, answers[q.id, "answer"]) for q in questions]  # each answer graded once
+        asked = {(q.id, "confidence"): follow_up(q, answers[q.id, "answer"].text)
+                 for q, row in zip(questions, letters, strict=True) if row.status != "excluded"}
         stated = session.ask(asked, desc="Confidence") if asked else {}
-        rows = [row_of(q, answers[q.id, "answer"], stated.get((q.id, "confidence"))) for q in questions]
+        rows = [with_confidence(row, stated.get((row.question_id, "confidence"))) for row in letters]
         return Graded(rows, metadata={"bins": session.options.bins})
 
     def summarize(self, rows: Sequence[Row], metadata: Mapping[str, Any]) -> ConfidenceSummary:

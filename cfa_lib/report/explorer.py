@@ -11,13 +11,14 @@ side by side where their verdicts on the same item differ. Model text is data, e
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 from IPython.display import HTML
 
 from cfa_lib.data import Question, questions_by_id
-from cfa_lib.experiments.contract import FORMAT_A, ORIGINAL, PERTURBED
+from cfa_lib.experiments.contract import FORMAT_A, FORMAT_B, ORIGINAL, PERTURBED
 from cfa_lib.experiments.option_bias import OPTION_BIAS
 from cfa_lib.report.items_frame import RunLike, items_frame
 from cfa_lib.report.runs import Run
@@ -40,7 +41,8 @@ def _prompt(question: Question | None, condition: str, item: str | None) -> str:
 def _condition(row: pd.Series) -> str:
     if row["condition"] == PERTURBED:
         return f"perturbed, level {row['perturbation_level']}"
-    return {"A": "Format A (options)", "B": "Format B (no options)"}.get(row["condition"], row["condition"])
+    return {FORMAT_A: "Format A (options)", FORMAT_B: "Format B (no options)"}.get(row["condition"],
+                                                                                  row["condition"])
 
 
 def _verdict(row: pd.Series) -> str:
@@ -72,10 +74,10 @@ def items(runs: RunLike | Iterable[RunLike]) -> pd.DataFrame:
 
 def disagreements(first: RunLike, second: RunLike) -> pd.DataFrame:
     """The items two runs both counted and graded differently, side by side (their verdicts and responses)."""
-    a, b = items(first), items(second)
-    counted = ~a["verdict"].str.startswith(("excluded", "not asked"))
-    both = a[counted].merge(b[~b["verdict"].str.startswith(("excluded", "not asked"))], on=KEY,
-                            suffixes=(" (1)", " (2)"))
+    def counted(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame[~frame["verdict"].str.startswith(("excluded", "not asked"))]
+
+    both = counted(items(first)).merge(counted(items(second)), on=KEY, suffixes=(" (1)", " (2)"))
     differ = both[both["verdict (1)"] != both["verdict (2)"]]
     columns = [*KEY, *(f"{name} ({side})" for side in (1, 2) for name in ("model", "verdict", "value read",
                                                                            "response"))]
@@ -93,10 +95,17 @@ def show(frame: pd.DataFrame, caption: str | None = None) -> HTML:
     """The interactive table: search, a filter under each column, sorting, 10 rows a page; its JavaScript is
     embedded (offline), and the cells are escaped text. Every row is kept (no downsampling)."""
     from itables import to_html_datatable
-    from itables.javascript import generate_init_offline_itables_html
-    from itables.options import dt_bundle
 
     table = to_html_datatable(frame, caption=caption, connected=False, allow_html=False, maxBytes=0,
                               showIndex=False, column_filters="footer", lengthMenu=[10, 25, 100],
                               classes="display compact", layout=LAYOUT)
-    return HTML(generate_init_offline_itables_html(dt_bundle) + table)
+    return HTML(_datatables_code() + table)
+
+
+@functools.cache
+def _datatables_code() -> str:
+    """DataTables' JavaScript and CSS for an offline page (about 1 MB), read once per process."""
+    from itables.javascript import generate_init_offline_itables_html
+    from itables.options import dt_bundle
+
+    return generate_init_offline_itables_html(dt_bundle)
