@@ -16,14 +16,14 @@ RECORDED = {
     "grading_corpus_fresh": (0, 251, 255),
     "grading_corpus_kept_out": (0, 164, 172),
     "grading_corpus_kept_out_2": (0, 309, 350),
-    "grading_corpus_kept_out_3": (0, 158, 170),
-    "grading_corpus_kept_out_4": (0, 147, 160),
-    "grading_corpus_fresh_2": (1, 290, 310),
-    "grading_corpus_kept_out_5": (2, 237, 251),
-    "grading_corpus_kept_out_6": (6, 277, 297),
-    "grading_corpus_kept_out_7": (4, 273, 292),
-    "grading_corpus_kept_out_8": (8, 286, 302),
-    "grading_corpus_kept_out_9": (7, 278, 303),
+    "grading_corpus_kept_out_3": (0, 156, 170),
+    "grading_corpus_kept_out_4": (0, 146, 160),
+    "grading_corpus_fresh_2": (0, 287, 310),
+    "grading_corpus_kept_out_5": (1, 234, 251),
+    "grading_corpus_kept_out_6": (4, 274, 297),
+    "grading_corpus_kept_out_7": (2, 268, 292),
+    "grading_corpus_kept_out_8": (6, 280, 302),
+    "grading_corpus_kept_out_9": (5, 275, 303),
 }
 
 

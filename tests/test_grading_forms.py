@@ -605,3 +605,22 @@ def test_a_change_the_question_asks_for_is_no_aside(questions):
     response = ("AR2003 = 300 × 19/365 = 15.616M; ... with growth the required cut in the collection period implies a "
                 "decline of $420,000 in average receivables.")
     assert grade_open_answer(questions["easy_319"], response, "stop").value.value == -420_000
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict"), [
+    ("5", "I-open-051", "judge"),  # '= £413.89 per quarter.' then 'a total of £16,556 ... £8,444 from interest'
+    ("7", "K-open-081", "judge"),  # '≈ £259.84 per quarter.' then '£15,590 of deposits and £9,410 of interest'
+    ("8", "L-open-187", "judge"),  # 'r ≈ 10.10%, ...; the implied payout ratio is 47.4%'
+    ("9", "M-open-062", "judge"),  # 'annual_expected_credit_loss: 0.37%' first of four 'name: value' lines
+    ("8", "L-open-154", "incorrect"),  # '$13m gap', then 'decreased by $13 million': the same value, signed
+    ("7", "K-open-097", "incorrect"),  # '9.11%', then 'I'll go with the additive version ... 8.9%': taken back
+    ("6", "J-open-089", "incorrect"),  # '2.31%', then 'Hmm, wait ... 1.89%': corrected
+])
+def test_an_earlier_result_on_the_key_is_not_overruled_by_an_aside(corpus, row_id, verdict):
+    """Issue #31: a value graded wrong after an earlier result that is the key, not taken back, may be an aside
+    after the answer: the judge decides. A revision, a choice or the same value signed keeps the verdict."""
+    question, row = _corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert grade.verdict == verdict, (grade, row["note"])
+    if verdict == "judge":
+        assert grade.reason.startswith("an earlier result")

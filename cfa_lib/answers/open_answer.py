@@ -94,7 +94,7 @@ from cfa_lib.answers.numbers import (
     symmetric_values,
 )
 from cfa_lib.answers.question_unit import in_stem_unit, stem_unit
-from cfa_lib.answers.settle import bold_elsewhere, settle, table_after_statement
+from cfa_lib.answers.settle import bold_elsewhere, key_stated_before, settle, table_after_statement
 from cfa_lib.answers.structured import answer_fields, json_reply
 from cfa_lib.answers.text import clean
 from cfa_lib.answers.value_context import (
@@ -237,8 +237,19 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     question_words = " ".join([question.stem, *question.choices.values()])
     if word := unknown_word(settled.region, settled.found.start, settled.found.end, question_words):
         return OpenGrade("judge", None, f"an unknown word next to the value: {word}", source)
-    return _graded(question, in_response_scale(settled, body, question), value_clause(settled), key, tolerance,
-                   source)
+    graded = _graded(question, in_response_scale(settled, body, question), value_clause(settled), key, tolerance,
+                     source)
+    if graded.verdict == "incorrect" and source == "heuristic" and graded.value is not None and (
+            earlier := key_stated_before(body, question.stem, settled, match,
+                                         lambda r: _same_magnitude(r, graded.value, question, key))):
+        return OpenGrade("judge", None, earlier, source)
+    return graded
+
+
+def _same_magnitude(reading: Reading, value: Number, question: Question, key: NumericKey) -> bool:
+    """The reading states the graded value up to its sign or direction ('$13m', then 'decreased by $13 million')."""
+    other = abs(on_key_scale(_in_stem_unit(reading, question), key.gold).value)
+    return abs(other - abs(value.value)) <= 0.005 * abs(value.value) + 1e-9
 
 
 def _candidates(line: str, stem: str) -> list[str]:

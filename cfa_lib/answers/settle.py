@@ -212,3 +212,30 @@ def table_after_statement(body: str, position: int, stem: str) -> str:
     if before is None or cell is None or before.number == cell.number:
         return ""
     return f"the value read stands in a table after the text states {before.number}"
+
+
+# an answer chosen over, or corrected from, what came before it: "I'll go with", "Actually", "should be"
+_TAKEN_BACK = re.compile(r"(?i)\b(?:actually|wait|correction|oops|hmm|on\s+reflection|instead|I['’]?ll\s+"
+                         r"(?:go|use|take)|redo|re-?check|double-check|should\s+be|mistake|error|but)\b")
+
+
+_OPERATOR_AFTER = re.compile(r"(?i)[ \t]*\)?[ \t]*(?:[-+×*/÷^−]|(?:plus|minus|times|less|divided)\b)")
+
+
+def key_stated_before(body: str, stem: str, reading: Reading, on_key: Match, same: Callable[[Reading], bool]) -> str:
+    """Why a value graded wrong may not be the committed answer, or '': an earlier result in the response falls in
+    the key's window and nothing between takes it back, so the value read may be an aside after the answer
+    ('Deposit = £413.89 per quarter. Over 40 quarters the saver puts in a total of £16,556'). An operand
+    ('0.55% + 0.80%', '(€100 million) plus'), a fraction, a number copied from the stem, or the read value with
+    another sign or direction ('$13 million' then 'decreased by $13 million') is not such a result. Only the judge
+    can tell."""
+    for found in scan_values(body[: reading.position]):
+        token = body[found.start : found.end]
+        earlier = Reading(found.number, body, found)
+        if "/" in token or token.strip() in stem or _OPERATOR_AFTER.match(body, found.end):
+            continue
+        if same(earlier) or not on_key(earlier) or _TAKEN_BACK.search(body, found.end, reading.position):
+            continue
+        return (f"an earlier result, {token.strip()}, is the key's value and is not taken back before "
+                f"{reading.token.strip()}")
+    return ""
