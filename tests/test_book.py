@@ -362,3 +362,13 @@ def test_the_items_explorer_filters_every_item_of_the_run_in_the_built_book(book
         assert info(after=shown) == unfiltered  # the filter cleared: every item again
     cells = browser.evaluate("[...document.querySelectorAll('table.dataTable tbody td')].map(td => td.innerText)")
     assert any(items["response"].iloc[0][:40] in cell for cell in cells)  # the whole response, as text
+    # a count links to its rows: the tally's count shows that many items, a paired outcome both answers of each
+    for table, per_count in (("items-counts", 1), ("items-pairs", 2)):
+        count = browser.evaluate(f"""(() => {{ const a = document.querySelector('table.{table} a.items-filter');
+            a.click(); return Number(a.innerText); }})()""")
+        shown = info(after=unfiltered)
+        found = re.search(r"of (\d+) entr(?:y|ies) \(filtered from (\d+) total", shown or "")
+        assert found and (int(found[1]), int(found[2])) == (per_count * count, len(items)), (table, count, shown)
+        browser.evaluate("""(() => { for (const box of document.querySelectorAll('tfoot input')) {
+            box.value = ''; box.dispatchEvent(new KeyboardEvent('keyup', {bubbles: true})); } })()""")
+        assert info(after=shown) == unfiltered

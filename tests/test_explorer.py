@@ -36,3 +36,40 @@ def test_model_text_is_escaped_in_the_interactive_table():
     html = explorer.show(frame).data
     assert "&lt;script&gt;window.x = 1&lt;/script&gt;" in html and "<script>window.x" not in html
     assert 'src="http' not in html and "from 'https:" not in html  # DataTables is embedded, never fetched
+
+
+def _shown_by(anchor: str, items) -> int:
+    """How many rows of `items` a count's link keeps: its filters applied as DataTables applies them (a regular
+    expression per column, on the cell's text)."""
+    import html as html_module
+    import json
+    import re
+
+    filters = json.loads(html_module.unescape(re.search(r'data-filter="([^"]*)"', anchor)[1]))
+    keep = items.index == items.index
+    for index, pattern in filters.items():
+        keep &= items[explorer.COLUMNS[int(index)]].astype(str).map(lambda cell, p=pattern: bool(re.search(p, cell)))
+    return int(keep.sum())
+
+
+def test_each_count_links_to_the_rows_it_counts():
+    """#34: a count in a table filters the explorer to its items: the tally by condition and verdict, and option
+    bias's paired outcomes (the biased questions: both answers of each of the 150)."""
+    import re
+
+    from cfa_lib.experiments.registry import load_results
+    from cfa_lib.report import notebook_tables
+
+    items = explorer.items([GPT4O_MINI])
+    tally = explorer.count_table(items).data
+    anchors = re.findall(r"<a class=\"items-filter\".*?</a>", tally)
+    counts = [int(re.search(r">(\d+)</a>", a)[1]) for a in anchors]
+    assert counts == [852, 180, 1032, 829, 195, 8, 1032]  # Format A: correct, incorrect, all; Format B: ... no_answer
+    assert [_shown_by(a, items) for a in anchors] == counts
+
+    pairs = notebook_tables.option_bias_pairs(load_results(GPT4O_MINI))
+    assert pairs.map(len).to_numpy().tolist() == [[702, 150], [127, 53]]  # the summary's contingency
+    biased = explorer.linked_questions(pairs).data
+    anchor = re.findall(r"<a class=\"items-filter\".*?</a>", biased)[1]
+    assert ">150</a>" in anchor and _shown_by(anchor, items) == 300
+    assert explorer.link(0, verdict="correct") == "0"  # nothing to show: no link

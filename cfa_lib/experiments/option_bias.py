@@ -243,7 +243,8 @@ variants = []            # any of "options_only", "none_of_the_above", "shuffled
         md("## Summary"),
         code("notebook_tables.option_bias_summary(run)"),
         md("## The paired outcomes and McNemar's test"),
-        code("display(notebook_tables.option_bias_contingency(run))\nMarkdown(notebook_tables.describe_mcnemar(run))"),
+        code("display(explorer.linked_questions(notebook_tables.option_bias_pairs(run)))\n"
+             "Markdown(notebook_tables.describe_mcnemar(run))"),
         code("figures.option_bias_figure(by_model(run))"),
         md("## The option-biased questions\n\nRight with the choices, wrong without them: the extracted open "
            "answer and the end of the response show why."),

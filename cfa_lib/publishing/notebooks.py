@@ -45,8 +45,9 @@ EXPLORER = [md("""
 One row per question and condition: the prompt as the model saw it, the whole response as the results file
 stores it, the value read, the verdict (or why the item is excluded) and the path that decided it, with the
 grader's or the judge's reason. Type in the search box, or in a column's filter below the table (a verdict, a
-path, a format or level); click a header to sort.
-"""), code("explorer.show(explorer.items(run))")]
+path, a format or level); click a header to sort. Each count just below (and in option bias's paired outcomes)
+shows its items: click it and the table keeps those rows (its filters say which; clear them for every item).
+"""), code("explorer.show(explorer.items(run), counts=True)")]
 
 
 def _constant(entry: Experiment) -> tuple[str, str]:

@@ -7,11 +7,19 @@ and the grader's or judge's reason. `show` draws it as an interactive table (Dat
 JavaScript embedded in the page, so the built book needs no network): a search box over every column, a
 filter per column (verdict, path, format or level, model), sorting and paging. `disagreements` puts two runs
 side by side where their verdicts on the same item differ. Model text is data, escaped, never markup.
+
+A count in a table links to the rows it counts: `link` writes an anchor that, clicked, sets the explorer's
+column filters (exact values, as regular expressions) and scrolls to it. `count_table` (or `show(...,
+counts=True)`) is a run's items counted by condition and verdict, each count so linked; `linked_questions` shows
+a table of question sets (option bias's paired outcomes) as linked counts.
 """
 
 from __future__ import annotations
 
 import functools
+import html
+import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
@@ -25,6 +33,8 @@ from cfa_lib.report.runs import Run
 
 COLUMNS = ["model", "question", "condition", "verdict", "decided by", "value read", "reason", "prompt", "response"]
 KEY = ["question", "condition"]  # an item of a run
+EXPLORER_CLASS = "items-explorer"  # the table a count's link filters (the first on the page)
+ANCHOR = "#every-item"  # the explorer's section ("## Every item" in every experiment notebook)
 # The count of rows on top, always (itables drops its default controls from a table that fits on one page).
 LAYOUT = {"topStart": "info", "topEnd": "search", "bottomStart": "pageLength", "bottomEnd": "paging"}
 
@@ -91,15 +101,87 @@ def first_two_disagree(runs: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
     return disagreements(*shown) if len(shown) == 2 else pd.DataFrame(columns=KEY)
 
 
-def show(frame: pd.DataFrame, caption: str | None = None) -> HTML:
+def show(frame: pd.DataFrame, caption: str | None = None, counts: bool = False) -> HTML:
     """The interactive table: search, a filter under each column, sorting, 10 rows a page; its JavaScript is
-    embedded (offline), and the cells are escaped text. Every row is kept (no downsampling)."""
+    embedded (offline), and the cells are escaped text. Every row is kept (no downsampling). `counts`: the items
+    of `items(...)` counted by condition and verdict above it, each count a link to its rows."""
     from itables import to_html_datatable
 
     table = to_html_datatable(frame, caption=caption, connected=False, allow_html=False, maxBytes=0,
                               showIndex=False, column_filters="footer", lengthMenu=[10, 25, 100],
-                              classes="display compact", layout=LAYOUT)
-    return HTML(_datatables_code() + table)
+                              classes=f"display compact {EXPLORER_CLASS}", layout=LAYOUT)
+    tally = count_table(frame).data if counts else ""
+    return HTML(tally + _datatables_code() + _FILTER_ON_CLICK + table)
+
+
+# A click on a count's link (`link`) sets the explorer's column filters to the link's and clears the rest (the
+# filter boxes show them, so a reader sees why rows are hidden and can clear them); the anchor then scrolls there.
+_FILTER_ON_CLICK = f"""<script>
+if (!window._cfaItemsFilter) {{
+  window._cfaItemsFilter = true;
+  document.addEventListener("click", (event) => {{
+    const link = event.target.closest("a.items-filter");
+    const table = link && window.$ ? window.$("table.{EXPLORER_CLASS}").first() : null;
+    if (!table || !table.length) return;
+    const filters = JSON.parse(link.dataset.filter);
+    const api = table.DataTable();
+    api.columns().every(function (index) {{
+      const value = filters[String(index)] || "";
+      this.search(value, {{regex: true, smart: false}});
+      window.$("input", this.footer()).val(value);
+    }});
+    api.search("").draw();
+  }});
+}}
+</script>
+"""
+
+
+def _pattern(values: Iterable[str]) -> str:
+    """A regular expression matching exactly one of `values` (a cell's whole text)."""
+    return "^(?:" + "|".join(re.sub(r"[.*+?^${}()|[\]\\/-]", r"\\\g<0>", str(v)) for v in values) + ")$"
+
+
+def link(count: int, **columns: str | Sequence[str]) -> str:
+    """`count` as a link that filters the page's items explorer to the rows whose `columns` (explorer column
+    names, spaces as underscores: `decided_by`) take one of the given values; a zero count is plain text."""
+    if not count:
+        return str(count)
+    filters = {}
+    for name, values in columns.items():
+        index = COLUMNS.index(name.replace("_", " "))
+        filters[str(index)] = _pattern([values] if isinstance(values, str) else values)
+    return (f'<a class="items-filter" href="{ANCHOR}" data-filter="{html.escape(json.dumps(filters))}" '
+            f'title="show these {count} items below">{count}</a>')
+
+
+def _html_table(frame: pd.DataFrame, cells: pd.DataFrame, kind: str) -> HTML:
+    """`frame`'s layout (index and headers escaped) with `cells` (HTML) as its cells; `kind` names the table."""
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    index_name = html.escape(str(frame.index.name or ""))
+    rows = "".join(f"<tr><th>{html.escape(str(i))}</th>" + "".join(f"<td>{cell}</td>" for cell in cells.loc[i])
+                   + "</tr>" for i in frame.index)
+    return HTML(f'<table class="dataframe {kind}"><thead><tr><th>{index_name}</th>{head}</tr></thead>'
+                f"<tbody>{rows}</tbody></table>")
+
+
+def count_table(frame: pd.DataFrame) -> HTML:
+    """The items of `items(...)` counted by condition and verdict, each count a link to its rows (and the
+    total of a condition to all of them)."""
+    table = pd.crosstab(frame["condition"], frame["verdict"])
+    table["all"] = table.sum(axis=1)
+    cells = pd.DataFrame({verdict: [link(int(table.loc[condition, verdict]), condition=condition,
+                                         **({} if verdict == "all" else {"verdict": verdict}))
+                                    for condition in table.index] for verdict in table.columns},
+                         index=table.index)
+    return _html_table(table, cells, "items-counts")
+
+
+def linked_questions(sets: pd.DataFrame) -> HTML:
+    """A table whose cells are sets of question ids, shown as their counts, each a link to those questions'
+    rows (every condition of each question)."""
+    cells = sets.map(lambda ids: link(len(ids), question=sorted(ids)))
+    return _html_table(sets, cells, "items-pairs")
 
 
 @functools.cache

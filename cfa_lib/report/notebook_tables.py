@@ -15,6 +15,7 @@ import pandas as pd
 from cfa_lib import perturbation
 from cfa_lib.data import Question, questions_by_id
 from cfa_lib.experiments import counterfactual
+from cfa_lib.experiments.contract import FORMAT_A, FORMAT_B
 from cfa_lib.experiments.loading import LoadedRun
 from cfa_lib.experiments.option_bias_summary import PairedSummary
 from cfa_lib.experiments.variants import OptionsOnlySummary, ShuffledSummary, VariantSummary, summarize_variants
@@ -36,6 +37,7 @@ from cfa_lib.report.format import (
     significant,
     text,
 )
+from cfa_lib.report.items_frame import items_frame
 
 
 def _questions(run: LoadedRun) -> dict[str, Question]:
@@ -122,6 +124,26 @@ def option_bias_contingency(run: LoadedRun) -> pd.DataFrame:
     c = run.summary.contingency
     return pd.DataFrame(
         [[c.both_correct, c.with_only], [c.without_only, c.both_wrong]],
+        index=pd.Index(["right with options", "wrong with options"], name=""),
+        columns=["right without options", "wrong without options"],
+    )
+
+
+def option_bias_pairs(run: LoadedRun) -> pd.DataFrame:
+    """The cells of `option_bias_contingency` as the sets of questions they count (both formats counted, the
+    re-graded verdicts), so that each count can show its questions (`explorer.linked_questions`)."""
+    frame = items_frame(run)
+    correct = {condition: frame[frame["condition"] == condition].set_index("question_id")["correct"]
+               for condition in (FORMAT_A, FORMAT_B)}
+    both = pd.concat(correct, axis=1).dropna()
+    with_options, without_options = both[FORMAT_A].astype(bool), both[FORMAT_B].astype(bool)
+
+    def ids(mask: pd.Series) -> frozenset[str]:
+        return frozenset(both.index[mask])
+
+    return pd.DataFrame(
+        [[ids(with_options & without_options), ids(with_options & ~without_options)],
+         [ids(~with_options & without_options), ids(~with_options & ~without_options)]],
         index=pd.Index(["right with options", "wrong with options"], name=""),
         columns=["right without options", "wrong without options"],
     )
