@@ -96,7 +96,8 @@ def test_the_recipe_gets_its_notebook_from_its_declaration(recipe: ModuleType) -
     assert "from first_answer_recipe import FIRST_ANSWER" in sources[2]
     assert "run = run_or_load(FIRST_ANSWER, settings, results_path)" in sources[4]
     assert sources[-4:-2] == ["## Summary", "notebook_tables.summary_table(run)"]  # the default section
-    assert sources[-1] == "explorer.show(explorer.items(run), counts=True)"  # every item; no review declared: no Human check
+    # every item (and their counts); no review declared: no Human check
+    assert sources[-1] == "explorer.show(explorer.items(run), counts=True)"
 
 
 @pytest.mark.slow
