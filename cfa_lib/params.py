@@ -66,6 +66,14 @@ def check_dataset(dataset: Any, name: str = "dataset") -> str:
     return dataset
 
 
+def check_keys(keys: Any, name: str = "keys") -> str:
+    """Which answer keys a run grades against: the audited ones (`cfa_lib.key_audit`) or the dataset's."""
+    if keys not in ("audited", "original"):
+        raise invalid(name, keys, "'audited' (the key audit's corrections, disputed questions set aside) or "
+                                  "'original' (the dataset's keys, as the paper graded)")
+    return keys
+
+
 def check_limit(limit: Any, name: str = "limit") -> int | None:
     return optional_positive_int(limit, name, "a positive integer, or None for the whole dataset")
 

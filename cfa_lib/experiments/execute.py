@@ -38,6 +38,7 @@ def metadata(experiment: Experiment, settings: Settings, n_questions: int, sent_
         "limit": settings.limit,
         "sample_seed": settings.sample_seed,
         "tolerance": settings.tolerance,
+        "keys": settings.key_changes()[1].to_dict(),  # the answer keys graded against (cfa_lib.key_audit)
         "max_concurrency": sent_with.max_concurrency,
         "batch": sent_with.batch,
         "max_cost_usd": sent_with.max_cost_usd,

@@ -169,6 +169,8 @@ def count_table(frame: pd.DataFrame) -> HTML:
     """The items of `items(...)` counted by condition and verdict, each count a link to its rows (and the
     total of a condition to all of them)."""
     table = pd.crosstab(frame["condition"], frame["verdict"])
+    order = ["correct", "partial", "incorrect", "no_answer"]  # the counted statuses, then why items are excluded
+    table = table[[v for v in order if v in table] + sorted(v for v in table if v not in order)]
     table["all"] = table.sum(axis=1)
     cells = pd.DataFrame({verdict: [link(int(table.loc[condition, verdict]), condition=condition,
                                          **({} if verdict == "all" else {"verdict": verdict}))
