@@ -66,12 +66,12 @@ def check_dataset(dataset: Any, name: str = "dataset") -> str:
     return dataset
 
 
-def check_keys(keys: Any, name: str = "keys") -> str:
-    """Which answer keys a run grades against: the audited ones (`cfa_lib.key_audit`) or the dataset's."""
-    if keys not in ("audited", "original"):
-        raise invalid(name, keys, "'audited' (the key audit's corrections, disputed questions set aside) or "
-                                  "'original' (the dataset's keys, as the paper graded)")
-    return keys
+def check_audited(audited: Any, name: str = "audited") -> bool:
+    """Grade against the audited answer keys (`cfa_lib.key_audit`), or the dataset's."""
+    if not isinstance(audited, bool):
+        raise invalid(name, audited, "True (the key audit's corrections, disputed questions set aside) or False "
+                                     "(the dataset's keys, as the paper graded)")
+    return audited
 
 
 def check_limit(limit: Any, name: str = "limit") -> int | None:

@@ -9,6 +9,7 @@ solver and a scorer): an experiment is a subclass of `Experiment` that says
   `Session`, with the run's facts the rows cannot give back (a judge's calibration);
 * `summarize`: rows into the experiment's typed summary (a frozen `Summary`);
 * `regrade`: this toolkit's rules on rows another grader wrote (the original study's files);
+* `audit`: rows graded against the dataset's keys, under the key audit's (a corrected key, a question set aside);
 * `samples`: rows as `Sample`s, one per question and condition, which `report.items_frame` (and everything
   built on it) reads without knowing the experiment.
 
@@ -36,6 +37,7 @@ from cfa_lib.results import ResultRow
 if TYPE_CHECKING:
     from cfa_lib.experiments.session import Session
     from cfa_lib.experiments.settings import Settings
+    from cfa_lib.key_audit import AuditRecord
 
 Key = Hashable
 
@@ -179,6 +181,13 @@ class Experiment(ABC, Generic[OptionsT, RowT, SummaryT]):
     def regrade(self, rows: Sequence[RowT]) -> tuple[list[RowT], dict[str, int]]:
         """This toolkit's rules on rows another grader wrote, and how many rows each rule changed; the rows
         given are never changed."""
+        return list(rows), {}
+
+    def audit(self, rows: Sequence[RowT], records: Mapping[str, AuditRecord]) -> tuple[list[RowT], dict[str, int]]:
+        """Rows graded against the dataset's keys, under the key audit's (`cfa_lib.key_audit`): a letter is
+        re-graded against a corrected key, what a file cannot re-grade (a judge's verdict on the old key) and every
+        item of a question the audit sets aside is excluded; how many rows each change touched. The default: none
+        of this experiment's verdicts depends on the dataset's key."""
         return list(rows), {}
 
     @abstractmethod

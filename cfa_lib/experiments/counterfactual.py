@@ -22,7 +22,8 @@ from cfa_lib.experiments.counterfactual_summary import CounterfactualSummary, Pe
 from cfa_lib.experiments.outcome import Outcome, grade_letter
 from cfa_lib.experiments.page import Page, code, md
 from cfa_lib.experiments.session import Session
-from cfa_lib.experiments.study_files import letter_error, letter_from_file
+from cfa_lib.experiments.study_files import FILE_CODES, letter_error, letter_from_file
+from cfa_lib.key_audit import VERDICTS, AuditRecord
 from cfa_lib.models import Completion, Request, parse_model_name
 from cfa_lib.params import Parameters, check_integer, check_levels, check_optional_model, checked_by
 from cfa_lib.perturbation import PerturbationRecord
@@ -349,6 +350,29 @@ class Counterfactual(Experiment[Options, Row, CounterfactualSummary]):
                 checked.append(p)
             out.append(Row(original=row.original, perturbations=checked, question_id=row.question_id,
                            correct_answer=row.correct_answer, extra=row.extra))
+        return out, dict(changes)
+
+    def audit(self, rows: Sequence[Row], records: Mapping[str, AuditRecord]) -> tuple[list[Row], dict[str, int]]:
+        """The original question's letter against a corrected key, or excluded (`key_set_aside`) where the audit
+        finds no single right option; the perturbations carry keys of their own, re-derived, and stay."""
+        changes: Counter[str] = Counter()
+        out = []
+        for row in rows:
+            record = records.get(row.question_id or "")
+            if record is None or record.key == row.correct_answer:
+                out.append(row)
+                continue
+            original = dict(row.original)
+            if record.key is None:
+                original.update(correct=None, error=f"{FILE_CODES['key_set_aside']}: the key audit finds "
+                                                    f"{VERDICTS[record.verdict]}")
+                changes[f"original set aside by the key audit ({record.verdict})"] += 1
+            else:
+                if original.get("correct") is not None:
+                    original["correct"] = original.get("answer") == record.key
+                changes["original re-graded against the key the audit corrects"] += 1
+            out.append(Row(original=original, perturbations=row.perturbations, question_id=row.question_id,
+                           correct_answer=record.key or row.correct_answer, extra=row.extra))
         return out, dict(changes)
 
 

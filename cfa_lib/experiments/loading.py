@@ -16,6 +16,7 @@ from typing import Any, Generic
 
 from cfa_lib.experiments.contract import Experiment, RowT, Sample, SummaryT
 from cfa_lib.experiments.judging import JudgeAgreement, JudgeCalibration
+from cfa_lib.key_audit import key_audit
 from cfa_lib.paths import REFERENCE_DIR, results_root
 from cfa_lib.results import ResultsFileError, read_results
 
@@ -71,14 +72,26 @@ def file_facts(file_summary: Mapping[str, Any], metadata: Mapping[str, Any]) -> 
     return facts
 
 
-def load_run(experiment: Experiment[Any, RowT, SummaryT], path: str | Path) -> LoadedRun[RowT, SummaryT]:
-    """A results file of `experiment` (ours or the original study's), its summary recomputed from its rows."""
+def graded_keys(metadata: Mapping[str, Any]) -> str:
+    """The answer keys a file was graded against: the metadata's `keys` (ours), else the dataset's (the study's)."""
+    keys = metadata.get("keys")
+    return keys.get("keys", "original") if isinstance(keys, Mapping) else "original"
+
+
+def load_run(experiment: Experiment[Any, RowT, SummaryT], path: str | Path, keys: str = "audited"
+             ) -> LoadedRun[RowT, SummaryT]:
+    """A results file of `experiment` (ours or the original study's), its summary recomputed from its rows: this
+    toolkit's rules, and with `keys="audited"` the key audit's keys on a file graded against the dataset's
+    (`Experiment.audit`); "original" leaves the keys the file was graded against."""
     path = Path(path)
     data = read_results(path)
     check_experiment(data, path, experiment)
     metadata = data["metadata"]
     rows = [experiment.Row.from_dict(row) for row in data["results"]]
     regraded, changes = experiment.regrade(rows)
+    if keys == "audited" and graded_keys(metadata) == "original":
+        regraded, audited = experiment.audit(regraded, key_audit(metadata.get("dataset") or "easy"))
+        changes = {**changes, **audited}
     facts = file_facts(data["summary"], metadata)
     as_published = experiment.summarize(rows, metadata).with_facts(**facts)
     summary = experiment.summarize(regraded, metadata).with_facts(**facts) if changes else as_published

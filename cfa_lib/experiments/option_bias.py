@@ -36,6 +36,7 @@ from cfa_lib.experiments.study_files import (
     response_status,
     verdict_code,
 )
+from cfa_lib.key_audit import VERDICTS, AuditRecord
 from cfa_lib.models import Completion, Request
 from cfa_lib.params import Parameters, check_count, checked_by
 from cfa_lib.results import ResultRow
@@ -371,6 +372,35 @@ class OptionBias(Experiment[Options, Row, OptionBiasSummary]):
                 row = replace(row, **update)
                 row = replace(row, option_biased=option_biased(row.correct_with_options, row.correct_without_options))
             out.append(row)
+        return out, dict(changes)
+
+    def audit(self, rows: Sequence[Row], records: Mapping[str, AuditRecord]) -> tuple[list[Row], dict[str, int]]:
+        """Format A's letter against the corrected key; Format B, judged or matched against the old key, excluded
+        (`key_corrected`); both formats of a question the audit sets aside excluded (`key_set_aside`)."""
+        changes: Counter[str] = Counter()
+        out = []
+        for row in rows:
+            record = records.get(row.question_id)
+            if record is None or record.key == row.correct_answer:
+                out.append(row)
+                continue
+            if record.key is None:
+                code = FILE_CODES["key_set_aside"]
+                why = f"{code}: the key audit finds {VERDICTS[record.verdict]}"
+                row = replace(row, correct_with_options=None, error_with=why, correct_without_options=None,
+                              judge_verdict=code, judge_reasoning=why)
+                changes[f"set aside by the key audit ({record.verdict})"] += 1
+            else:
+                counted = row.correct_with_options is not None and not row.no_answer_with
+                with_options = row.answer_with == record.key if counted else row.correct_with_options
+                row = replace(row, correct_answer=record.key, correct_with_options=with_options)
+                if row.correct_without_options is not None and row.judge_verdict != NO_ANSWER:
+                    code = FILE_CODES["key_corrected"]
+                    row = replace(row, correct_without_options=None, judge_verdict=code,
+                                  judge_reasoning=f"{code}: graded against {record.original}, which the key audit "
+                                                  f"corrects to {record.key}")
+                changes["key corrected by the audit: Format A re-graded, Format B set aside"] += 1
+            out.append(replace(row, option_biased=option_biased(row.correct_with_options, row.correct_without_options)))
         return out, dict(changes)
 
 

@@ -20,7 +20,8 @@ from cfa_lib.models import Completion
 
 Status = Literal["correct", "partial", "incorrect", "no_answer", "excluded"]
 Exclusion = Literal["failed", "truncated", "judge_failed", "judge_tie", "judge_uncalibrated", "not_grounded",
-                    "skipped", "empty_response", "not_recorded", "letter_undecided", "unreadable"]
+                    "skipped", "empty_response", "not_recorded", "letter_undecided", "unreadable", "key_set_aside",
+                    "key_corrected"]
 
 @dataclass(frozen=True)
 class Outcome:

@@ -37,11 +37,12 @@ def experiment_showing(item: str) -> Experiment:
     raise ValueError(f"{item!r} is no table or figure of the registry's experiments.")
 
 
-def load_results(path: str | Path) -> LoadedRun:
-    """Any results file, ours or the original study's, loaded by its experiment's rules (`loading.load_run`)."""
+def load_results(path: str | Path, keys: str = "audited") -> LoadedRun:
+    """Any results file, ours or the original study's, loaded by its experiment's rules (`loading.load_run`):
+    against the audited answer keys, or with `keys="original"` the keys it was graded against."""
     found = read_results(path)["metadata"].get("experiment")
     for entry in EXPERIMENTS.values():
         if found in entry.file_names:
-            return load_run(entry, path)
+            return load_run(entry, path, keys)
     raise ResultsFileError(f"{path} holds experiment {found!r}: accepted values are "
                            f"{', '.join(sorted(n for e in EXPERIMENTS.values() for n in e.file_names))}.")

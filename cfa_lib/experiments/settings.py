@@ -6,15 +6,15 @@ from typing import Annotated
 
 from cfa_lib.data import Question, load_dataset
 from cfa_lib.experiments.judging import default_judges
-from cfa_lib.key_audit import KeyChanges, audited
+from cfa_lib.key_audit import KeyChanges, apply_audit
 from cfa_lib.models.run_options import RunOptions, resolve_options
 from cfa_lib.params import (
     Parameters,
+    check_audited,
     check_concurrency,
     check_cost_cap,
     check_dataset,
     check_judges,
-    check_keys,
     check_limit,
     check_model,
     check_optional_flag,
@@ -33,7 +33,7 @@ class Settings(Parameters):
     sample_seed: Annotated[int | None, checked_by(check_seed)] = None
     judge_model: Annotated[list[str] | None, checked_by(check_judges)] = None  # a panel of several: their majority
     tolerance: Annotated[float, checked_by(check_tolerance)] = 0.02
-    keys: Annotated[str, checked_by(check_keys)] = "audited"  # the audited answer keys, or "original"
+    audited: Annotated[bool, checked_by(check_audited)] = True  # the audited answer keys; False: the dataset's
     # Engine settings: None is "not given", so the CFA_* variable decides, else the engine's default
     # (models/run_options.py: CFA_MAX_CONCURRENCY else 64, CFA_BATCH else live, CFA_MAX_COST_USD else no cap,
     # CFA_RETRY_FAILED else cached failures kept).
@@ -58,9 +58,11 @@ class Settings(Parameters):
         return self.model in self.judges
 
     def questions(self) -> list[Question]:
-        """The questions asked, graded against the keys `keys` names (`key_changes` says what the audit changed)."""
+        """The questions asked, graded against the audited keys unless `audited` is False (`key_changes` says what
+        the audit changed)."""
         return self.key_changes()[0]
 
     def key_changes(self) -> tuple[list[Question], KeyChanges]:
         """The questions with their keys, and the keys the audit corrected or set aside among them."""
-        return audited(load_dataset(self.dataset, limit=self.limit, sample_seed=self.sample_seed), self.keys)
+        return apply_audit(load_dataset(self.dataset, limit=self.limit, sample_seed=self.sample_seed),
+                       "audited" if self.audited else "original")

@@ -25,6 +25,8 @@ FILE_CODES: dict[Exclusion, str] = {
     "not_recorded": "NO_LETTER_RECORDED",  # the study's file: no letter and thousands of tokens spent
     "letter_undecided": "LETTER_UNDECIDED",  # the reader cannot tell which option a reply names (two match)
     "unreadable": "UNREADABLE",  # a reply not in the form asked (a follow-up's JSON that does not validate)
+    "key_set_aside": "KEY_SET_ASIDE",  # the key audit found no single right option, or the question unclear
+    "key_corrected": "KEY_CORRECTED",  # judged against a key the audit corrected: that verdict cannot stand
 }
 EXCLUSION_OF_CODE: dict[str, Exclusion] = {code: reason for reason, code in FILE_CODES.items()}
 

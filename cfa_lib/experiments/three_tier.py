@@ -37,6 +37,7 @@ from cfa_lib.experiments.settings import Settings
 from cfa_lib.experiments.study_files import EXCLUSION_OF_CODE, FILE_CODES, LEVEL_NAMES, LEVEL_STATUS, file_code
 from cfa_lib.experiments.three_tier_summary import ThreeTierSummary, Tiered, summarize
 from cfa_lib.gold import GoldAnswer, gold_answers
+from cfa_lib.key_audit import AuditRecord
 from cfa_lib.models import Completion, Request
 from cfa_lib.params import Parameters, check_count, check_optional_model, checked_by
 from cfa_lib.results import ResultRow
@@ -371,6 +372,22 @@ class ThreeTier(Experiment[Options, Row, ThreeTierSummary]):
             if why:
                 changes[why] += 1
             out.append(regraded)
+        return out, dict(changes)
+
+    def audit(self, rows: Sequence[Row], records: Mapping[str, AuditRecord]) -> tuple[list[Row], dict[str, int]]:
+        """An answer graded against a key the audit corrects (`key_corrected`: its level was set against the old
+        key's gold), or of a question it sets aside (`key_set_aside`), is excluded."""
+        changes: Counter[str] = Counter()
+        out = []
+        for row in rows:
+            record = records.get(row.question_id or "")
+            if record is None or record.key == row.correct_answer_letter or row.level is None:
+                out.append(row)
+                continue
+            why = "key_set_aside" if record.key is None else "key_corrected"
+            out.append(replace(row, excluded=FILE_CODES[why], level=None))
+            changes[f"{'set aside' if record.key is None else 'graded against a key the audit corrects'}: "
+                    "excluded"] += 1
         return out, dict(changes)
 
 

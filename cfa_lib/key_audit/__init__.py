@@ -4,9 +4,9 @@
   own data disagree with it, material the question lacks, negative discrimination) and the ranked candidates;
 * `records`: the shipped audit, `datasets/key_audit/<dataset>.jsonl`, one reviewed question a line
   (`key_audit(dataset)`: question id -> `AuditRecord` with `verdict` and `corrected`);
-* `audited`: the questions with the audited keys (a corrected key where the audit says so; a question with no
+* `apply_audit`: the questions with the audited keys (a corrected key where the audit says so; a question with no
   right or several right options, or unclear, set aside and counted), what every run grades against by default
-  (`Settings.keys`; "original" keeps the dataset's keys, so the paper's figures are reproduced exactly).
+  (`Settings.audited`; False keeps the dataset's keys, so the paper's figures are reproduced exactly).
 
 `python -m cfa_lib.key_audit candidates|census` prints the candidates with their signals, or the audit's census.
 """
@@ -23,7 +23,7 @@ from cfa_lib.key_audit.records import SET_ASIDE, VERDICTS, AuditRecord, KeyAudit
 Keys = Literal["audited", "original"]
 KEYS: tuple[str, ...] = ("audited", "original")
 
-__all__ = ["KEYS", "SET_ASIDE", "VERDICTS", "AuditRecord", "KeyAuditError", "Keys", "KeyChanges", "audited",
+__all__ = ["KEYS", "SET_ASIDE", "VERDICTS", "AuditRecord", "KeyAuditError", "Keys", "KeyChanges", "apply_audit",
            "key_audit"]
 
 
@@ -40,7 +40,7 @@ class KeyChanges:
                 "set_aside": self.set_aside}
 
 
-def audited(questions: Sequence[Question], keys: str = "audited") -> tuple[list[Question], KeyChanges]:
+def apply_audit(questions: Sequence[Question], keys: str = "audited") -> tuple[list[Question], KeyChanges]:
     """The questions as a run asks and grades them: with `keys="audited"`, a corrected key replaces the dataset's
     and a question the audit sets aside is left out (both listed in the `KeyChanges`); "original": unchanged."""
     if keys == "original":

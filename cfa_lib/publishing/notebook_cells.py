@@ -51,7 +51,7 @@ def setup(*imports: str, uses: str = "by_model(") -> dict:
 
 
 JUDGED_SETTINGS = (  # notebooks 01 and 02: the shared parameters, a judge and a tolerance
-    "settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, keys=keys,\n"
+    "settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, audited=audited,\n"
     "                    judge_model=judge_model, tolerance=tolerance, max_concurrency=max_concurrency, batch=batch,\n"
     "                    max_cost_usd=max_cost_usd, retry_failed=retry_failed)\n"
 )
@@ -63,7 +63,7 @@ def parameters(own: str) -> dict:
 dataset = "easy"         # "easy" (1032 questions) or "challenge" (90)
 limit = 20               # None: the whole dataset
 sample_seed = None       # None: the first `limit` questions; an integer: a reproducible random sample
-keys = "audited"         # the answer keys graded against: "audited" (cfa_lib.key_audit) or "original" (the paper's)
+audited = True           # grade against the audited answer keys (cfa_lib.key_audit); False: the dataset's, as the paper
 {own.strip()}
 max_concurrency = None          # a ceiling (None: CFA_MAX_CONCURRENCY, else 64); the engine adapts below it
 batch = None                    # True: OpenAI's Batch API, half the price, results within 24 h (None: CFA_BATCH)

@@ -34,7 +34,7 @@ from cfa_lib.publishing.notebook_cells import (
 from cfa_lib.publishing.paper_notebook import PAPER_FIGURES
 
 SETTINGS = (  # notebook 03 and any experiment without a judge: the shared parameters only
-    "settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, keys=keys,\n"
+    "settings = Settings(model=model, dataset=dataset, limit=limit, sample_seed=sample_seed, audited=audited,\n"
     "                    max_concurrency=max_concurrency, batch=batch, max_cost_usd=max_cost_usd,\n"
     "                    retry_failed=retry_failed)\n"
 )
