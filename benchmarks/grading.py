@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/grading.py [CORPUS_DIR ...]
     (default: every tests/grading_corpus* folder: the first corpus, _commitment, _blind, _fresh, _kept_out,
-    _kept_out_2 to _kept_out_9 and _fresh_2)
+    _kept_out_2 to _kept_out_10 and _fresh_2)
 
 Each corpus directory holds `open.jsonl` and/or `mcq.jsonl` in the format of tests/grading_corpus/README.md
 (`question_id`, `class`, `response`, `finish_reason`, `expected_verdict`, and `expected_value` or
