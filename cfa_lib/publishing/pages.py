@@ -20,6 +20,7 @@ from typing import Any
 from cfa_lib.experiments.registry import EXPERIMENTS, FIGURES_NOTEBOOK
 from cfa_lib.paths import BUILD_DIR, results_root
 from cfa_lib.report.format import DASH
+from cfa_lib.report.key_audit_page import key_audit_page
 
 # The executed notebooks the book shows (book/executed/<name>.ipynb), in the registry's order.
 EXECUTED = tuple(Path(name).stem for name in (*(e.notebook for e in EXPERIMENTS.values()), FIGURES_NOTEBOOK))
@@ -227,11 +228,12 @@ def write_generated(root: Path, results_dir: Path | None = None) -> list[Path]:
 
     book = root / "book"
     written = [book / "generated_prompts.md", book / "generated_run_metadata.md", book / "generated_reliability.md",
-               book / "generated_results.md"]
+               book / "generated_results.md", book / "generated_key_audit.md"]
     written[0].write_text(prompts_page(), encoding="utf-8")
     written[1].write_text(run_metadata_page(results_dir), encoding="utf-8")
     written[2].write_text(reliability_page(RELIABILITY_REPORT), encoding="utf-8")
     written[3].write_text(results_list(), encoding="utf-8")
+    written[4].write_text(key_audit_page(), encoding="utf-8")
     for name in EXECUTED:
         path = book / "executed" / f"{name}.ipynb"
         if not path.exists():

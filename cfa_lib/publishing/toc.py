@@ -28,6 +28,7 @@ def toc_yaml() -> str:
         "  - caption: The study\n"
         "    chapters:\n"
         "      - file: book/method\n"
+        "      - file: book/keys\n"
         "      - file: book/results\n"
         f"        sections:\n{sections}"
         "      - file: book/discussion\n"

@@ -1,0 +1,58 @@
+"""Issue #35: the signals that point at a key, the shipped audit's rules, and every figure on audited keys."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cfa_lib.key_audit.records import KeyAuditError, read_audit
+from cfa_lib.key_audit.signals import candidates
+from cfa_lib.paths import REFERENCE_DIR
+
+GPT4O_MINI = REFERENCE_DIR / "A5_option_bias_gpt-4o-mini.json"
+
+
+@pytest.fixture(scope="module")
+def easy_candidates():
+    return {c.question.id: c for c in candidates("easy")}
+
+
+def test_signals_name_their_evidence(easy_candidates):
+    # the study's two models give A in all four runs; the census's computation t = 2.802 > 2.756 contradicts C
+    easy_108 = easy_candidates["easy_108"]
+    assert easy_108.pointed == "A" and set(easy_108.signals) == {"models_agree", "computation"}
+    assert "all 4 recorded answers" in easy_108.signals["models_agree"]
+    assert "Question 8" in easy_candidates["easy_131"].signals["missing_material"]
+    assert len(easy_candidates) == 46 and list(easy_candidates)[:2] == ["easy_108", "easy_131"]  # strongest first
+    challenge = {c.question.id: c for c in candidates("challenge")}
+    assert "computation" in challenge["challenge_67"].signals  # the fee's argmin is C, not the key B
+
+
+def _line(**fields):
+    review = {"reviewer": "R", "kind": "model", "verdict": "key_wrong", "corrected": "A", "reason": "t > critical"}
+    return json.dumps({"question_id": "easy_108", "verdict": "key_wrong", "corrected": "A",
+                       "reviews": [review, {**review, "reviewer": "S"}], **fields})
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    (_line(corrected="C"), "needs a corrected letter among A, B, not 'C'"),
+    (_line(reviews=[{"reviewer": "R", "kind": "model", "verdict": "key_wrong", "corrected": "A", "reason": ""}]),
+     "needs two independent reviews that agree, or a written resolution"),
+    (_line(reviews=[{"reviewer": "R", "kind": "robot", "verdict": "key_right", "corrected": None, "reason": ""}]),
+     "reviewer kind 'robot' is not person or model"),
+    (_line(verdict="wrong"), "verdict 'wrong' is not one of key_right"),
+])
+def test_an_audit_line_that_breaks_a_rule_is_named(tmp_path, line, message):
+    path = tmp_path / "easy.jsonl"
+    path.write_text(_line(question_id="easy_1", verdict="key_right", corrected=None, reviews=[]) + "\n" + line + "\n")
+    with pytest.raises(KeyAuditError, match=message) as error:
+        read_audit(str(path), "easy")
+    assert f"{path}:2" in str(error.value)
+
+
+def test_two_agreeing_reviews_correct_a_key(tmp_path):
+    path = tmp_path / "easy.jsonl"
+    path.write_text(_line() + "\n")
+    record = read_audit(str(path), "easy")["easy_108"]
+    assert (record.original, record.verdict, record.key, record.by_model) == ("C", "key_wrong", "A", True)
