@@ -41,7 +41,7 @@ DEFAULT_CORPORA = [ROOT / "tests" / name for name in
                     "grading_corpus_kept_out", "grading_corpus_kept_out_2", "grading_corpus_kept_out_3",
                     "grading_corpus_kept_out_4", "grading_corpus_fresh_2", "grading_corpus_kept_out_5",
                     "grading_corpus_kept_out_6", "grading_corpus_kept_out_7", "grading_corpus_kept_out_8",
-                    "grading_corpus_kept_out_9")]
+                    "grading_corpus_kept_out_9", "grading_corpus_kept_out_10")]
 PRECISION_GOAL, COVERAGE_GOAL = 0.99, 0.90
 
 

@@ -624,3 +624,13 @@ def test_an_earlier_result_on_the_key_is_not_overruled_by_an_aside(corpus, row_i
     assert grade.verdict == verdict, (grade, row["note"])
     if verdict == "judge":
         assert grade.reason.startswith("an earlier result")
+
+
+@pytest.mark.parametrize(("row_id", "verdict"), [
+    ("N-open-137", "no_answer"),  # 'about +1.97% to +1.99%': a range, no choice
+    ("N-open-139", "no_answer"),  # 'either about −39.1% (if ... included ...) or about −40.8% (if ...)'
+])
+def test_kept_out_10_hedges(row_id, verdict):
+    """Found by kept-out corpus 10 after its one scoring (in-sample from then on)."""
+    question, row = _corpus_row(row_id, "grading_corpus_kept_out_10")
+    assert grade_open_answer(question, row["response"], row["finish_reason"]).verdict == verdict

@@ -77,7 +77,8 @@ def is_refusal(body: str, committed: Number | None) -> bool:
 _NUM = r"[-+]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?"
 _UNIT = r"(?:\s?(?:%|bps|basis\s+points|million|mn|m|k|billion|bn|percent|per\s+cent))?"
 _HEDGE = re.compile(
-    rf"(?i)\beither\b[^.\n]{{0,80}}\bor\b"  # either X or Y
+    rf"(?i)\beither\b(?:[^.\n]|\.\d){{0,160}}?\bor\b"  # either X or Y ("either about −39.1% (if ...) or ...")
+    rf"|\b(?:about|around|roughly|approximately)\s+{_NUM}{_UNIT}\s+to\s+{_NUM}"  # "about +1.97% to +1.99%"
     rf"|\bbetween\s+(?:about\s+)?{_NUM}{_UNIT}\s+and\s+{_NUM}"  # between X and Y
     rf"|\b(?:entre|zwischen|tra|fra)\s+(?:el\s+|la\s+|le\s+|les\s+|o\s+|a\s+|il\s+)?{_NUM}{_UNIT}\s*%?\s+"
     rf"(?:y|et|und|e)\s+(?:el\s+|la\s+|le\s+|les\s+|o\s+|a\s+|il\s+)?{_NUM}"  # entre X y Y, zwischen X und Y
