@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from cfa_lib.experiments.registry import load_results
 from cfa_lib.key_audit.records import KeyAuditError, read_audit
 from cfa_lib.key_audit.signals import candidates
 from cfa_lib.paths import REFERENCE_DIR
@@ -56,3 +57,25 @@ def test_two_agreeing_reviews_correct_a_key(tmp_path):
     path.write_text(_line() + "\n")
     record = read_audit(str(path), "easy")["easy_108"]
     assert (record.original, record.verdict, record.key, record.by_model) == ("C", "key_wrong", "A", True)
+
+
+def test_the_audit_regrades_a_study_run(tmp_path):
+    """easy_108's key corrected to A (both reviews agree) and easy_131 set aside (it needs Question 8's data): on
+    gpt-4o-mini's option-bias run, Format A's letter A becomes right, the judge's Format B verdict against C is set
+    aside, and both formats of easy_131 are excluded; the original keys leave the run as it was."""
+    from cfa_lib.experiments.option_bias import OPTION_BIAS
+
+    review = {"reviewer": "R", "kind": "model", "verdict": "unclear", "corrected": None, "reason": "Question 8"}
+    path = tmp_path / "easy.jsonl"
+    path.write_text(_line() + "\n" + json.dumps({"question_id": "easy_131", "verdict": "unclear", "corrected": None,
+                                                 "reviews": [review, {**review, "reviewer": "S"}]}) + "\n")
+    run = load_results(GPT4O_MINI, keys="original")
+    rows, changes = OPTION_BIAS.audit(run.regraded_rows, read_audit(str(path), "easy"))
+    assert changes == {"key corrected by the audit: Format A re-graded, Format B set aside": 1,
+                       "set aside by the key audit (unclear)": 1}
+    by_id = {row.question_id: row for row in rows}
+    easy_108, easy_131 = by_id["easy_108"], by_id["easy_131"]
+    assert (easy_108.correct_answer, easy_108.correct_with_options) == ("A", True)
+    assert (easy_108.without_options.excluded, easy_131.with_options.excluded) == ("key_corrected", "key_set_aside")
+    summary = OPTION_BIAS.summarize(rows, run.metadata)
+    assert (summary.n_paired, summary.contingency.both_wrong) == (1030, 51)  # 1032 - 2 pairs; both were wrong
