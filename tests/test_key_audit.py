@@ -6,7 +6,10 @@ import json
 
 import pytest
 
+from cfa_lib.data import load_dataset
 from cfa_lib.experiments.registry import load_results
+from cfa_lib.key_audit import apply_audit, key_audit
+from cfa_lib.key_audit.census import census
 from cfa_lib.key_audit.records import KeyAuditError, read_audit
 from cfa_lib.key_audit.signals import candidates
 from cfa_lib.paths import REFERENCE_DIR
@@ -79,3 +82,18 @@ def test_the_audit_regrades_a_study_run(tmp_path):
     assert (easy_108.without_options.excluded, easy_131.with_options.excluded) == ("key_corrected", "key_set_aside")
     summary = OPTION_BIAS.summarize(rows, run.metadata)
     assert (summary.n_paired, summary.contingency.both_wrong) == (1030, 51)  # 1032 - 2 pairs; both were wrong
+
+
+def test_the_shipped_audit():
+    """Every candidate and 20 controls reviewed twice, blind: 13 keys corrected (11 Easy, 2 Challenge), 6 Easy
+    questions set aside; a run grades against the audited keys and leaves the set-aside questions out, listed."""
+    easy, challenge = census("easy"), census("challenge")
+    assert (easy["candidates"], challenge["candidates"], easy["controls"] + challenge["controls"]) == (46, 6, 20)
+    assert easy["corrected"]["easy_108"] == "C -> A" and challenge["corrected"]["challenge_67"] == "B -> C"
+    assert (len(easy["corrected"]), len(challenge["corrected"]), len(easy["set_aside"])) == (11, 2, 6)
+    assert easy["set_aside"]["easy_131"] == "unclear" and easy["set_aside"]["easy_61"] == "several_right"
+    assert all(v.kind == "model" for r in key_audit("easy").values() for v in r.reviews)  # no person yet
+    questions, changes = apply_audit(load_dataset("easy"))
+    assert len(questions) == 1032 - 6 and changes.corrected["easy_108"] == ("C", "A")
+    assert {q.id: q.answer for q in questions}["easy_108"] == "A" and "easy_131" in changes.set_aside
+    assert apply_audit(load_dataset("easy"), "original")[0] == load_dataset("easy")

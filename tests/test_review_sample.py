@@ -14,7 +14,7 @@ from cfa_lib.review.sample import allocate, stratified_sample, stratum_sizes
 
 @pytest.fixture(scope="module")
 def option_bias_items():
-    return review_items(load_results(REFERENCE_DIR / "A5_option_bias_gpt-4o-mini.json"))
+    return review_items(load_results(REFERENCE_DIR / "A5_option_bias_gpt-4o-mini.json", keys="original"))
 
 
 def test_items_of_the_study_file_keep_its_verdicts_and_paths(option_bias_items):

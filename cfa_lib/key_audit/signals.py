@@ -75,10 +75,11 @@ def _letter_of_value(question: Question, value: float | None) -> str | None:
 def recorded_answers(dataset: str) -> dict[str, dict[str, list[str | None]]]:
     """`{question id: {model: [letters]}}` from the study's reference runs of `dataset`: each Format A letter,
     each original question of the counterfactual run, each Format B value that falls on one option."""
+    from cfa_lib.experiments.registry import load_results
     from cfa_lib.report.items_frame import items_frame
 
-    files = sorted(REFERENCE_DIR.glob("*.json"))
-    frame = items_frame(files)
+    # the runs as graded against the dataset's keys: the audit's input, never its output
+    frame = items_frame([load_results(path, keys="original") for path in sorted(REFERENCE_DIR.glob("*.json"))])
     frame = frame[(frame["dataset"] == dataset) & frame["condition"].isin(["A", "B", "original"])
                   & (frame["status"] != "excluded")]
     questions = {q.id: q for q in load_dataset(dataset)}

@@ -57,7 +57,8 @@ def reviewed_runs(run: LoadedRun | None, entry: Experiment) -> list[Reviewed]:
     for results in reference_files(entry):
         if (path := review_file(results)) is None or (run is not None and results.resolve() == run.path.resolve()):
             continue
-        out.append(_reviewed(load_run(entry, results), path, True))
+        # the shipped reviews saw the dataset's keys (they predate the key audit): scored against that grading
+        out.append(_reviewed(load_run(entry, results, keys="original"), path, True))
     return out
 
 

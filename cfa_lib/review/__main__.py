@@ -25,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     score = commands.add_parser("score", help="score a filled review file against the run's verdicts")
     score.add_argument("results", type=Path)
     score.add_argument("review", type=Path)
+    for command in (export, score):
+        command.add_argument("--keys", choices=("audited", "original"), default="audited",
+                             help="the answer keys the run is graded against: the audited ones, or the dataset's "
+                                  "(a review made before the key audit, such as the shipped ones)")
     args = parser.parse_args(argv)
 
     from cfa_lib.experiments.registry import load_results
@@ -34,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     from cfa_lib.review.sample import stratified_sample
 
     try:
-        run = load_results(args.results)
+        run = load_results(args.results, keys=args.keys)
         items = review_items(run)
         if args.command == "export":
             sample = stratified_sample(items, args.n, args.seed)
