@@ -55,7 +55,7 @@ def test_reference_runs_recompute_their_own_summary(model: str) -> None:
     ("gpt-4o-mini", 216, 45, 441, 0.249), ("gpt-5-mini", 193, 34, 411, 0.482)])
 def test_reference_runs_regraded_drop_perturbations_that_changed_nothing(model, unchanged, said, valid, gap) -> None:
     """A third of the study's "valid" level-1 perturbations recorded no change (easy_0: changes_made [])."""
-    run = load_run(cf.COUNTERFACTUAL, REFERENCE_DIR / f"I1_counterfactual_{model}.json")
+    run = load_run(cf.COUNTERFACTUAL, REFERENCE_DIR / f"I1_counterfactual_{model}.json", keys="original")
     assert run.regrade_changes == {"no recorded change": unchanged, "the change list says nothing changed": said}
     level = run.summary.perturbation_levels["1"]
     assert level.n_valid == valid and round(level.memorization_gap, 3) == gap

@@ -3,11 +3,13 @@ runs side by side where they disagree; model text escaped. The browser test is i
 
 from __future__ import annotations
 
+from cfa_lib.experiments.registry import load_results
 from cfa_lib.paths import REFERENCE_DIR
 from cfa_lib.report import explorer
 
-GPT4O_MINI = REFERENCE_DIR / "A5_option_bias_gpt-4o-mini.json"
-GPT5_MINI = REFERENCE_DIR / "A5_option_bias_gpt-5-mini.json"
+# the study's runs as graded against the dataset's keys (the audited keys: tests/test_key_audit.py)
+GPT4O_MINI = load_results(REFERENCE_DIR / "A5_option_bias_gpt-4o-mini.json", keys="original")
+GPT5_MINI = load_results(REFERENCE_DIR / "A5_option_bias_gpt-5-mini.json", keys="original")
 
 
 def test_every_item_of_a_run_with_what_decided_it():
@@ -57,7 +59,6 @@ def test_each_count_links_to_the_rows_it_counts():
     bias's paired outcomes (the biased questions: both answers of each of the 150)."""
     import re
 
-    from cfa_lib.experiments.registry import load_results
     from cfa_lib.report import notebook_tables
 
     items = explorer.items([GPT4O_MINI])
@@ -67,7 +68,7 @@ def test_each_count_links_to_the_rows_it_counts():
     assert counts == [852, 180, 1032, 829, 195, 8, 1032]  # Format A: correct, incorrect, all; Format B: ... no_answer
     assert [_shown_by(a, items) for a in anchors] == counts
 
-    pairs = notebook_tables.option_bias_pairs(load_results(GPT4O_MINI))
+    pairs = notebook_tables.option_bias_pairs(GPT4O_MINI)
     assert pairs.map(len).to_numpy().tolist() == [[702, 150], [127, 53]]  # the summary's contingency
     biased = explorer.linked_questions(pairs).data
     anchor = re.findall(r"<a class=\"items-filter\".*?</a>", biased)[1]

@@ -158,7 +158,7 @@ def test_truncated_and_refused_answers_are_excluded_or_counted_never_guessed() -
 def test_reference_runs_regraded(model, changes, n, bias, n_answerable, bias_answerable) -> None:
     """easy_31 (gpt-5-mini): "I can't choose the correct statement without seeing the answer choices. Please
     paste the list" was judged CORRECT by the study's judge; here it is no answer, so not correct."""
-    run = load_run(ob.OPTION_BIAS, REFERENCE_DIR / f"A5_option_bias_{model}.json")
+    run = load_run(ob.OPTION_BIAS, REFERENCE_DIR / f"A5_option_bias_{model}.json", keys="original")  # the rules alone
     assert run.regrade_changes == changes
     s = run.summary
     assert (s.n_paired, round(s.option_bias, 4)) == (n, bias)
