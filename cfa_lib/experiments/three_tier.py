@@ -386,8 +386,8 @@ class ThreeTier(Experiment[Options, Row, ThreeTierSummary]):
                 continue
             why = "key_set_aside" if record.key is None else "key_corrected"
             out.append(replace(row, excluded=FILE_CODES[why], level=None))
-            changes[f"{'set aside' if record.key is None else 'graded against a key the audit corrects'}: "
-                    "excluded"] += 1
+            changes["answer to a question the audit sets aside: excluded" if record.key is None else
+                    "answer levelled against a key the audit corrects: excluded"] += 1
         return out, dict(changes)
 
 

@@ -30,7 +30,9 @@ def _headline(run: LoadedRun) -> list[tuple[str, str]]:
     if run.experiment == "option_bias":
         return [("accuracy with options", pct(s.accuracy_with_options)),
                 ("accuracy without options", pct(s.accuracy_without_options)),
-                ("option bias (pp)", pp(s.option_bias)), ("paired questions", str(s.n_paired))]
+                ("option bias (pp)", pp(s.option_bias)), ("paired questions", str(s.n_paired)),
+                ("option bias, open-answerable (pp)", pp(s.answerable.option_bias)),
+                ("paired open-answerable questions", str(s.answerable.n_paired))]
     if run.experiment == "three_tier":
         rates = s.level_rates
         return [("Level A (exact)", pct(rates.get("exact"))), ("Level B (directional)", pct(rates.get("directional"))),
