@@ -47,7 +47,9 @@ The study's files are shown twice: *as published* (their own verdicts, recompute
 *re-graded* by this toolkit's rules. Only what the stored rows still show is re-read: a refusal ("please
 provide the options") is not a correct answer; an empty answer or a missing letter is excluded, not
 counted; a gold number that is not the key's is replaced by the key's or its row excluded; a perturbation
-that recorded no change is not valid. The table counts the rows each rule changed.
+that recorded no change is not valid; and the keys are the audited ones ({doc}`../keys`: a letter re-graded against
+a corrected key, an answer judged against the old key or to a question set aside excluded). The table counts the
+rows each rule changed.
 """),
     code("paper_tables.regrade_changes(runs)"),
     md("""
