@@ -27,6 +27,10 @@ def census(dataset: str) -> dict[str, Any]:
         "candidates": len(flagged),
         "controls": len(controls),
         "per_signal": {name: sum(name in r.signals for r in flagged) for name in SIGNALS},
+        # how precise each signal was: of its reviewed candidates, the keys found wrong and the questions set aside
+        "signal_precision": {name: {"reviewed": len(mine := [r for r in flagged if name in r.signals]),
+                                    "key_wrong": sum(r.verdict == "key_wrong" for r in mine),
+                                    "set_aside": sum(r.key is None for r in mine)} for name in SIGNALS},
         "verdicts": {name: sum(r.verdict == name for r in records.values()) for name in VERDICTS},
         "corrected": {r.question_id: f"{r.original} -> {r.corrected}" for r in records.values() if r.corrected},
         "set_aside": {r.question_id: r.verdict for r in records.values() if r.key is None},

@@ -2,9 +2,10 @@
 
 A key is suspect when evidence independent of it lands elsewhere:
 
-* `models_agree`: every recorded answer of the study's models (gpt-4o-mini and gpt-5-mini, with options in the
-  option-bias and the counterfactual runs, and without options when the open value falls on one option) names
-  one and the same other option (MMLU-Redux's first flag: strong models converge on another answer);
+* `models_agree`: both of the study's models (gpt-4o-mini and gpt-5-mini) choose the same other option in the
+  option-bias runs (MMLU-Redux's first flag: strong models converge on another answer); the evidence counts how
+  many of their recorded answers (the counterfactual run's originals, and the open answers whose value falls on one
+  option, too) name it;
 * `computation`: the reviewed census of the counterfactual templates found that the textbook computation does
   not give the key, or that the question's own data contradict it (`datasets/templates/*_without_template`);
 * `missing_material`: the question needs material it does not contain (another question, an exhibit, a
@@ -31,7 +32,7 @@ from cfa_lib.data import Question, load_dataset
 from cfa_lib.paths import DATASETS_DIR, REFERENCE_DIR
 
 SIGNALS = {
-    "models_agree": "every recorded answer of the study's models names the same other option",
+    "models_agree": "both of the study's models choose the same other option, with the options",
     "computation": "the textbook computation, or the question's own data, does not give the key",
     "missing_material": "the question needs material it does not contain (another question, an exhibit)",
     "negative_discrimination": "the stronger model misses the key in every run while the weaker one finds it",
@@ -72,9 +73,10 @@ def _letter_of_value(question: Question, value: float | None) -> str | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def recorded_answers(dataset: str) -> dict[str, dict[str, list[str | None]]]:
-    """`{question id: {model: [letters]}}` from the study's reference runs of `dataset`: each Format A letter,
-    each original question of the counterfactual run, each Format B value that falls on one option."""
+def recorded_answers(dataset: str) -> dict[str, dict[str, list[tuple[str, str | None]]]]:
+    """`{question id: {model: [(condition, letter)]}}` from the study's reference runs of `dataset`: each Format A
+    letter ("A"), each original question of the counterfactual run ("original"), each Format B value that falls on
+    one option ("B")."""
     from cfa_lib.experiments.registry import load_results
     from cfa_lib.report.items_frame import items_frame
 
@@ -83,7 +85,7 @@ def recorded_answers(dataset: str) -> dict[str, dict[str, list[str | None]]]:
     frame = frame[(frame["dataset"] == dataset) & frame["condition"].isin(["A", "B", "original"])
                   & (frame["status"] != "excluded")]
     questions = {q.id: q for q in load_dataset(dataset)}
-    answers: dict[str, dict[str, list[str | None]]] = defaultdict(lambda: defaultdict(list))
+    answers: dict[str, dict[str, list[tuple[str, str | None]]]] = defaultdict(lambda: defaultdict(list))
     for row in frame.itertuples():
         question = questions.get(row.question_id)
         if question is None:
@@ -93,7 +95,7 @@ def recorded_answers(dataset: str) -> dict[str, dict[str, list[str | None]]]:
         else:
             letter = row.value if isinstance(row.value, str) and row.value in question.choices else None
         if row.condition != "B" or letter is not None:
-            answers[row.question_id][row.model].append(letter)
+            answers[row.question_id][row.model].append((row.condition, letter))
     return answers
 
 
@@ -121,13 +123,15 @@ def candidates(dataset: str, questions: Iterable[Question] | None = None) -> lis
     found = []
     for question in questions if questions is not None else load_dataset(dataset):
         candidate = Candidate(question)
-        by_model = answers.get(question.id, {})
-        letters = [letter for model_letters in by_model.values() for letter in model_letters]
-        if len(by_model) >= 2 and letters and None not in letters and len(set(letters)) == 1 \
-                and letters[0] != question.answer:
-            candidate.pointed = letters[0]
-            candidate.signals["models_agree"] = (f"all {len(letters)} recorded answers of "
-                                                 f"{' and '.join(sorted(by_model))} name {letters[0]}")
+        by_model = {model: [letter for _, letter in found] for model, found in answers.get(question.id, {}).items()}
+        format_a = [letter for found in answers.get(question.id, {}).values() for c, letter in found if c == "A"]
+        if len(format_a) >= 2 and len(set(format_a)) == 1 and None not in format_a and format_a[0] != question.answer:
+            pointed = format_a[0]
+            letters = [letter for model_letters in by_model.values() for letter in model_letters]
+            candidate.pointed = pointed
+            candidate.signals["models_agree"] = (f"{' and '.join(sorted(by_model))} both answer {pointed} with the "
+                                                 f"options; {letters.count(pointed)} of their {len(letters)} recorded "
+                                                 f"answers name {pointed}")
         if question.id in census:
             signal, reason = census[question.id]
             candidate.signals[signal] = reason

@@ -24,6 +24,12 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(lines)
 
 
+def _precision(found: dict[str, int]) -> str:
+    """A signal's precision: of its reviewed candidates, how many keys were wrong and how many set aside."""
+    n = found["reviewed"]
+    return f"{n}: {found['key_wrong']} / {found['set_aside']}" if n else "0"
+
+
 def _headline(run: LoadedRun) -> list[tuple[str, str]]:
     """(figure, value) of a run's headline figures, by experiment."""
     s = run.summary
@@ -78,7 +84,8 @@ def key_audit_page() -> str:
     counts = [census(dataset) for dataset in DATASET_NAMES]
     header = ["", *(c["dataset"] for c in counts)]
     rows = [("questions", *(c["questions"] for c in counts)), ("candidates", *(c["candidates"] for c in counts))]
-    rows += [(f"… flagged by {name}", *(c["per_signal"][name] for c in counts)) for name in SIGNALS]
+    rows += [(f"… flagged by {name}: key wrong / set aside", *(_precision(c["signal_precision"][name])
+                                                                for c in counts)) for name in SIGNALS]
     rows += [("controls (unflagged, reviewed blind beside them)", *(c["controls"] for c in counts)),
              ("reviewed", *(c["reviewed"] for c in counts)),
              ("two reviews that agreed", *(c["reviews_agreed"] for c in counts))]
