@@ -26,9 +26,9 @@ def test_signals_name_their_evidence(easy_candidates):
     # the study's two models give A in all four runs; the census's computation t = 2.802 > 2.756 contradicts C
     easy_108 = easy_candidates["easy_108"]
     assert easy_108.pointed == "A" and set(easy_108.signals) == {"models_agree", "computation"}
-    assert "all 4 recorded answers" in easy_108.signals["models_agree"]
+    assert "4 of their 4 recorded answers name A" in easy_108.signals["models_agree"]
     assert "Question 8" in easy_candidates["easy_131"].signals["missing_material"]
-    assert len(easy_candidates) == 46 and list(easy_candidates)[:2] == ["easy_108", "easy_131"]  # strongest first
+    assert len(easy_candidates) == 53 and list(easy_candidates)[:2] == ["easy_108", "easy_131"]  # strongest first
     challenge = {c.question.id: c for c in candidates("challenge")}
     assert "computation" in challenge["challenge_67"].signals  # the fee's argmin is C, not the key B
 
@@ -85,12 +85,12 @@ def test_the_audit_regrades_a_study_run(tmp_path):
 
 
 def test_the_shipped_audit():
-    """Every candidate and 20 controls reviewed twice, blind: 13 keys corrected (11 Easy, 2 Challenge), 6 Easy
+    """Every candidate and 20 controls reviewed twice, blind: 15 keys corrected (13 Easy, 2 Challenge), 6 Easy
     questions set aside; a run grades against the audited keys and leaves the set-aside questions out, listed."""
     easy, challenge = census("easy"), census("challenge")
-    assert (easy["candidates"], challenge["candidates"], easy["controls"] + challenge["controls"]) == (46, 6, 20)
+    assert (easy["candidates"], challenge["candidates"], easy["controls"] + challenge["controls"]) == (53, 6, 20)
     assert easy["corrected"]["easy_108"] == "C -> A" and challenge["corrected"]["challenge_67"] == "B -> C"
-    assert (len(easy["corrected"]), len(challenge["corrected"]), len(easy["set_aside"])) == (11, 2, 6)
+    assert (len(easy["corrected"]), len(challenge["corrected"]), len(easy["set_aside"])) == (13, 2, 6)
     assert easy["set_aside"]["easy_131"] == "unclear" and easy["set_aside"]["easy_61"] == "several_right"
     assert all(v.kind == "model" for r in key_audit("easy").values() for v in r.reviews)  # no person yet
     questions, changes = apply_audit(load_dataset("easy"))

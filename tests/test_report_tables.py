@@ -73,7 +73,7 @@ def test_p1_three_tier_table_reproduces_the_reference_levels(tmp_path):
         "253 (24.5%)", "222 (21.5%)", "557 (54.0%)")
     assert (mini["strict accuracy (A)"], mini["lenient accuracy (A + B)"]) == ("24.5%", "46.0%")
     assert table["gpt-5-mini (reference, as published)"]["lenient accuracy (A + B)"] == "64.1%"
-    # re-graded, on the audited keys: 16 answers judged against a corrected key or of a set-aside question leave
+    # re-graded, on the audited keys: 18 answers judged against a corrected key or of a set-aside question leave
     assert table["gpt-4o-mini (reference, re-graded)"]["Level A exact"] == "241 (24.7%)"
     numeric = paper_tables.three_tier_table(report_runs.summaries(runs), numeric=True)
     own = file_summary("A1_open_ended_gpt-5-mini.json")
@@ -174,12 +174,12 @@ def test_notebook_tables_of_one_loaded_run(reference_option_bias, tmp_path):
     run = reference_option_bias[0].loaded
     summary = notebook_tables.option_bias_summary(run)["all questions"]
     # re-graded: three refusals that the study's judge called correct are not (b 147 -> 150, keys="original");
-    # on the audited keys 17 questions leave the pairs and letters are re-graded against 11 corrected keys
-    assert (summary["accuracy with options"], summary["option bias (pp)"]) == ("83.5%", "+2.9")
-    assert summary["McNemar b, c"] == "147, 118"
-    assert int(notebook_tables.option_bias_contingency(run).to_numpy().sum()) == 1015  # 1032 less 17 set aside
+    # on the audited keys 19 questions leave the pairs and letters are re-graded against 13 corrected keys
+    assert (summary["accuracy with options"], summary["option bias (pp)"]) == ("83.7%", "+3.0")
+    assert summary["McNemar b, c"] == "147, 117"
+    assert int(notebook_tables.option_bias_contingency(run).to_numpy().sum()) == 1013  # 1032 less 19 set aside
     three_tier = report_runs.collect_runs("three_tier", tmp_path, include_reference=True)[0].loaded
-    assert list(notebook_tables.three_tier_levels(three_tier)["questions"]) == [241, 209, 527]  # audited keys
+    assert list(notebook_tables.three_tier_levels(three_tier)["questions"]) == [241, 208, 526]  # audited keys
     assert notebook_tables.three_tier_accuracy(three_tier)["value"]["strict accuracy"].startswith("24.7% [")
     counterfactual = report_runs.collect_runs("counterfactual", tmp_path, include_reference=True)[0].loaded
     coverage = notebook_tables.counterfactual_coverage(counterfactual)
@@ -198,7 +198,7 @@ def test_top_level_load_results_reads_any_file_by_its_experiment():
     run = load_results(REFERENCE_DIR / "A1_open_ended_gpt-5-mini.json")
     assert run.experiment == "three_tier"
     assert run.as_published.level_distribution == {"exact": 431, "directional": 230, "incorrect": 371}
-    assert run.summary.n_graded == 977  # 993 on the dataset's keys; 16 judged against a corrected or set-aside key
+    assert run.summary.n_graded == 975  # 993 on the dataset's keys; 16 judged against a corrected or set-aside key
     assert load_results(REFERENCE_DIR / "A1_open_ended_gpt-5-mini.json", keys="original").summary.n_graded == 993
 
 
