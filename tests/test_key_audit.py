@@ -97,3 +97,8 @@ def test_the_shipped_audit():
     assert len(questions) == 1032 - 6 and changes.corrected["easy_108"] == ("C", "A")
     assert {q.id: q.answer for q in questions}["easy_108"] == "A" and "easy_131" in changes.set_aside
     assert apply_audit(load_dataset("easy"), "original")[0] == load_dataset("easy")
+
+
+def test_an_unknown_keys_value_is_named():
+    with pytest.raises(ValueError, match="keys='dataset' is not valid: accepted values are 'audited' and 'original'"):
+        load_results(GPT4O_MINI, keys="dataset")

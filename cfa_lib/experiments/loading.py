@@ -16,7 +16,7 @@ from typing import Any, Generic
 
 from cfa_lib.experiments.contract import Experiment, RowT, Sample, SummaryT
 from cfa_lib.experiments.judging import JudgeAgreement, JudgeCalibration
-from cfa_lib.key_audit import key_audit
+from cfa_lib.key_audit import Keys, key_audit
 from cfa_lib.paths import REFERENCE_DIR, results_root
 from cfa_lib.results import ResultsFileError, read_results
 
@@ -78,11 +78,13 @@ def graded_keys(metadata: Mapping[str, Any]) -> str:
     return keys.get("keys", "original") if isinstance(keys, Mapping) else "original"
 
 
-def load_run(experiment: Experiment[Any, RowT, SummaryT], path: str | Path, keys: str = "audited"
+def load_run(experiment: Experiment[Any, RowT, SummaryT], path: str | Path, keys: Keys = "audited"
              ) -> LoadedRun[RowT, SummaryT]:
     """A results file of `experiment` (ours or the original study's), its summary recomputed from its rows: this
     toolkit's rules, and with `keys="audited"` the key audit's keys on a file graded against the dataset's
     (`Experiment.audit`); "original" leaves the keys the file was graded against."""
+    if keys not in ("audited", "original"):
+        raise ValueError(f"keys={keys!r} is not valid: accepted values are 'audited' and 'original'")
     path = Path(path)
     data = read_results(path)
     check_experiment(data, path, experiment)

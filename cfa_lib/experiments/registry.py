@@ -15,6 +15,7 @@ from cfa_lib.experiments.counterfactual import COUNTERFACTUAL
 from cfa_lib.experiments.loading import LoadedRun, load_run
 from cfa_lib.experiments.option_bias import OPTION_BIAS
 from cfa_lib.experiments.three_tier import THREE_TIER
+from cfa_lib.key_audit import Keys
 from cfa_lib.results import ResultsFileError, read_results
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (OPTION_BIAS, THREE_TIER, COUNTERFACTUAL, CONFIDENCE)}
@@ -37,7 +38,7 @@ def experiment_showing(item: str) -> Experiment:
     raise ValueError(f"{item!r} is no table or figure of the registry's experiments.")
 
 
-def load_results(path: str | Path, keys: str = "audited") -> LoadedRun:
+def load_results(path: str | Path, keys: Keys = "audited") -> LoadedRun:
     """Any results file, ours or the original study's, loaded by its experiment's rules (`loading.load_run`):
     against the audited answer keys, or with `keys="original"` the keys it was graded against."""
     found = read_results(path)["metadata"].get("experiment")

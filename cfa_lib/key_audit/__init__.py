@@ -20,10 +20,9 @@ from typing import Literal
 from cfa_lib.data import Question
 from cfa_lib.key_audit.records import SET_ASIDE, VERDICTS, AuditRecord, KeyAuditError, key_audit
 
-Keys = Literal["audited", "original"]
-KEYS: tuple[str, ...] = ("audited", "original")
+Keys = Literal["audited", "original"]  # the answer keys a run is graded against
 
-__all__ = ["KEYS", "SET_ASIDE", "VERDICTS", "AuditRecord", "KeyAuditError", "Keys", "KeyChanges", "apply_audit",
+__all__ = ["SET_ASIDE", "VERDICTS", "AuditRecord", "KeyAuditError", "Keys", "KeyChanges", "apply_audit",
            "key_audit"]
 
 
@@ -40,7 +39,7 @@ class KeyChanges:
                 "set_aside": self.set_aside}
 
 
-def apply_audit(questions: Sequence[Question], keys: str = "audited") -> tuple[list[Question], KeyChanges]:
+def apply_audit(questions: Sequence[Question], keys: Keys = "audited") -> tuple[list[Question], KeyChanges]:
     """The questions as a run asks and grades them: with `keys="audited"`, a corrected key replaces the dataset's
     and a question the audit sets aside is left out (both listed in the `KeyChanges`); "original": unchanged."""
     if keys == "original":
