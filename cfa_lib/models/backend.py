@@ -82,6 +82,7 @@ class BackendSettings:
     base_url: str | None = None
     timeout_s: float | None = None
     n_ctx: int | None = None
+    api_key_env: str | None = None  # the variable holding the server's key (models file), else the usual one
 
 
 BACKENDS: dict[str, Callable[[Any, BackendSettings], Backend]] = {}  # kind -> (spec, settings) -> backend

@@ -24,6 +24,7 @@ from .cache import CompletionCache, cache_key
 from .determinism import is_deterministic, kept, warn_failures
 from .errors import ModelUnavailableError
 from .estimate import cost_estimate, expected_costs
+from .fleet import endpoint
 from .live import LiveSending, shared_limit
 from .names import ModelSpec
 from .pricing import cost_usd
@@ -149,7 +150,8 @@ class ModelClient(LiveSending, BatchRounds):
             completion_tokens=raw.completion_tokens,
             finish_reason=raw.finish_reason,
             cost_usd=cost_usd(
-                self.backend.kind, self.spec.model, raw.prompt_tokens, raw.completion_tokens, batch=batch
+                self.backend.kind, self.spec.model, raw.prompt_tokens, raw.completion_tokens, batch=batch,
+                name=self.spec.name,
             ),
             retries=state.retries,
         )
@@ -324,8 +326,10 @@ class ModelClient(LiveSending, BatchRounds):
     def engine_stats(self) -> dict[str, Any]:
         """JSON-safe stats of this model's requests in this process, for a results file's metadata:
         concurrency-limit history ([seconds, limit] changes), 429s, batch ids, spend so far, refusals."""
+        server = getattr(self.backend, "base_url", None) or getattr(self.backend, "host", None)
         return {
             "model": self.spec.name,
+            **({"served_as": self.spec.model, "endpoint": endpoint(server)} if server else {}),
             **self.limit.stats(),
             "batch_ids": list(self._batch_ids),
             "batch_requests": self._batch_requests,

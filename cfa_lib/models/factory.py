@@ -9,6 +9,7 @@ from .backend import BACKENDS, Backend, BackendSettings
 from .cache import CompletionCache
 from .client import ModelClient
 from .env import flag_from_env, positive_from_env
+from .fleet import listed
 from .local_backend import DEFAULT_N_CTX
 from .names import parse_model_name
 from .retry import RetryPolicy
@@ -48,7 +49,13 @@ def get_client(
     spec = parse_model_name(model)
     timeout_s = timeout_s or positive_from_env("CFA_TIMEOUT_S", float)
     max_attempts = max_attempts or positive_from_env("CFA_MAX_ATTEMPTS", int) or 6
-    backend: Backend = BACKENDS[spec.backend](spec, BackendSettings(base_url, timeout_s, n_ctx))
+    entry = listed(model)  # the models file: its endpoint, key variable, ceiling and determinism are defaults
+    if entry is not None:
+        base_url = base_url or entry.base_url
+        max_concurrency = max_concurrency or entry.max_concurrency
+        deterministic = entry.deterministic if deterministic is None else deterministic
+    settings = BackendSettings(base_url, timeout_s, n_ctx, entry.api_key_env if entry else None)
+    backend: Backend = BACKENDS[spec.backend](spec, settings)
     retry = RetryPolicy(max_attempts=max_attempts, backoff_base_s=backoff_base_s, backoff_max_s=backoff_max_s)
     cache = CompletionCache(Path(cache_dir) if cache_dir is not None else None)
     defaults = {"max_concurrency": max_concurrency, "batch": batch, "batch_fallback": batch_fallback,

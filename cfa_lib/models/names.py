@@ -7,6 +7,7 @@ Accepted forms (also listed in every ModelSpecError):
   openai/<name>            any model on the OpenAI API or an OpenAI-compatible server
   ollama/<name>            Ollama (OLLAMA_HOST)
   <name>:<tag>             Ollama, e.g. qwen3:32b, llama3.1:8b
+  any name the models file lists (fleet.py: models.toml or CFA_MODELS_FILE), served where it says
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from .errors import ModelSpecError
+from .fleet import listed
 
 BackendName = Literal["openai", "ollama", "local"]  # not backend.Backend, the protocol they implement
 
@@ -73,6 +75,8 @@ def parse_model_name(name: str) -> ModelSpec:
         raise _fail(name, "not a string")
     if name != name.strip() or not name:
         raise _fail(name, "empty or surrounded by spaces")
+    if (entry := listed(name)) is not None:  # the models file says where it is served (fleet.py)
+        return ModelSpec(name, entry.backend, entry.served_as or name)
     if name == "local":
         path = default_gguf()
         return ModelSpec(name, "local", path.stem, path)

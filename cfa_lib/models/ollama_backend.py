@@ -38,7 +38,7 @@ class OllamaBackend(ServerReplies):
 
     @classmethod
     def from_settings(cls, spec: ModelSpec, settings: BackendSettings) -> OllamaBackend:
-        return cls(spec, timeout_s=settings.timeout_s or 600.0)  # a 32B model on CPU is slow
+        return cls(spec, host=settings.base_url, timeout_s=settings.timeout_s or 600.0)  # a 32B model on CPU is slow
 
     def __init__(self, spec: ModelSpec, host: str | None = None, timeout_s: float = 600.0) -> None:
         self.spec = spec

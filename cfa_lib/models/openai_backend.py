@@ -121,9 +121,12 @@ class OpenAIBackend(ServerReplies):
 
     @classmethod
     def from_settings(cls, spec: ModelSpec, settings: BackendSettings) -> OpenAIBackend:
-        return cls(spec, base_url=settings.base_url, timeout_s=settings.timeout_s or 120.0)
+        return cls(spec, base_url=settings.base_url, timeout_s=settings.timeout_s or 120.0,
+                   api_key_env=settings.api_key_env)
 
-    def __init__(self, spec: ModelSpec, base_url: str | None = None, timeout_s: float = 120.0) -> None:
+    def __init__(self, spec: ModelSpec, base_url: str | None = None, timeout_s: float = 120.0,
+                 api_key_env: str | None = None) -> None:
+        self.api_key_env = api_key_env or "OPENAI_API_KEY"
         self.spec = spec
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/") or None
         self.timeout_s = timeout_s
@@ -160,7 +163,7 @@ class OpenAIBackend(ServerReplies):
         return merged
 
     def _api_key(self) -> str | None:
-        key = os.environ.get("OPENAI_API_KEY")
+        key = os.environ.get(self.api_key_env)
         if key:
             return key
         return _NO_KEY_PLACEHOLDER if is_loopback(self.base_url) else None
@@ -179,8 +182,8 @@ class OpenAIBackend(ServerReplies):
 
     def _missing_key_message(self) -> str:
         return (
-            f"model {self.spec.name!r} needs the environment variable OPENAI_API_KEY "
-            "(export OPENAI_API_KEY=sk-...), or OPENAI_BASE_URL / base_url= pointing at a local "
+            f"model {self.spec.name!r} needs the environment variable {self.api_key_env} "
+            f"(export {self.api_key_env}=sk-...), or OPENAI_BASE_URL / base_url= pointing at a local "
             "OpenAI-compatible server"
         )
 

@@ -7,6 +7,8 @@ cost is None, never a guess.
 
 from __future__ import annotations
 
+from .fleet import listed
+
 BATCH_DISCOUNT = 0.5  # the Batch API bills half the live price for the same tokens
 FREE = (0.0, 0.0)  # a model run in this process: no bill
 
@@ -29,8 +31,11 @@ PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
 }
 
 
-def price_for(backend: str, model: str) -> tuple[float, float] | None:
-    """(input, output) USD per million tokens, or None when the model is not priced."""
+def price_for(backend: str, model: str, name: str | None = None) -> tuple[float, float] | None:
+    """(input, output) USD per million tokens, or None when the model is not priced; `name` (the study's name
+    of the model) listed in the models file with a price takes that price."""
+    if name is not None and (entry := listed(name)) is not None and entry.price is not None:
+        return entry.price_per_mtok
     if backend == "local":
         return FREE
     if backend != "openai":
@@ -40,9 +45,10 @@ def price_for(backend: str, model: str) -> tuple[float, float] | None:
 
 
 def cost_usd(
-    backend: str, model: str, prompt_tokens: int | None, completion_tokens: int | None, batch: bool = False
+    backend: str, model: str, prompt_tokens: int | None, completion_tokens: int | None, batch: bool = False,
+    name: str | None = None,
 ) -> float | None:
-    price = price_for(backend, model)
+    price = price_for(backend, model, name)
     if price is None or prompt_tokens is None or completion_tokens is None:
         return None
     live = (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000

@@ -20,6 +20,7 @@ class CountingProxy:
         self.upstream = upstream.rstrip("/")
         self.counts: Counter[str] = Counter()
         self.statuses: Counter[str] = Counter()
+        self.authorizations: Counter[str] = Counter()  # the Authorization header of each call, as sent
         self.timeout_s = timeout_s
 
     async def handle(self, request: HttpRequest, watch: ClientWatch) -> HttpResponse:
@@ -30,6 +31,7 @@ class CountingProxy:
             self.statuses.clear()
             return HttpResponse(body={"ok": True})
         self.counts[f"{request.method} {request.path}"] += 1
+        self.authorizations[request.headers.get("authorization", "")] += 1
         headers = {k: v for k, v in request.headers.items() if k not in _HOP_HEADERS}
         async with httpx.AsyncClient(timeout=self.timeout_s) as client:
             upstream = await client.request(

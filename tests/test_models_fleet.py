@@ -1,0 +1,100 @@
+"""Issue #36: the models file. A model the file lists is served where it says (its endpoint, the variable holding
+its key, its concurrency ceiling, its price, whether its replies vary); a bad file is one sentence naming the file,
+the entry and the field. The slow test puts two endpoints in front of one loopback llama.cpp server running the
+embedded GGUF (two counting proxies on their own ports: two servers as the client sees them, one model process to
+keep CI's two cores free) and counts each model's requests at its own endpoint."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.servers under any pytest import mode
+from cfa_lib.models import Request, get_client  # noqa: E402
+from cfa_lib.models.errors import ModelSpecError  # noqa: E402
+from cfa_lib.models.fleet import endpoint, read_models_file  # noqa: E402
+from cfa_lib.models.names import parse_model_name  # noqa: E402
+from cfa_lib.models.pricing import price_for  # noqa: E402
+from tests.servers.counting_proxy import start_counting_proxy  # noqa: E402
+from tests.test_models_llama_server import CHAT, llama_server  # noqa: E402,F401 - the session's server fixture
+
+FILE = '''
+[models."smollm-a"]
+backend = "openai"
+base_url = "{a}"
+served_as = "smollm2"
+api_key_env = "NODE_A_KEY"
+max_concurrency = 3
+price = "free"
+deterministic = true
+
+[models."smollm-b"]
+backend = "openai"
+base_url = "{b}"
+served_as = "smollm2"
+price = [0.5, 1.5]
+'''
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "models.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('[models."m"]\nbackend = "openai"\n', '[models."m"] base_url: Field required'),
+    ('[models."m"]\nbackend = "vllm"\nbase_url = "http://h:8000/v1"\n', '[models."m"] backend: Input should be'),
+    ('[models."m"]\nbackend = "openai"\nbase_url = "http://u:secret@h:8000/v1"\n',
+     "holds a user or a password: put the key in the variable api_key_env names"),
+    ('[models."m"]\nbackend = "openai"\nbase_url = "http://h/v1"\nmax_concurrency = 0\n',
+     '[models."m"] max_concurrency: Input should be greater than or equal to 1'),
+    ('[models."m"]\nbackend = "openai"\nbase_url = "http://h/v1"\napi_key = "sk-x"\n',
+     '[models."m"] api_key: Extra inputs are not permitted'),
+    ('[servers]\nx = 1\n', "holds only [models.\"<name>\"] tables"),
+])
+def test_a_bad_models_file_names_the_file_the_entry_and_the_field(tmp_path, text, message):
+    path = write(tmp_path, text)
+    with pytest.raises(ModelSpecError, match="^" + str(path).replace(".", r"\.")) as error:
+        read_models_file(path)
+    assert message in str(error.value)
+
+
+def test_a_listed_name_is_served_where_the_file_says(tmp_path, monkeypatch):
+    monkeypatch.setenv("CFA_MODELS_FILE", str(write(tmp_path, FILE.format(a="http://10.0.0.5:8000/v1/",
+                                                                          b="https://node-b.example:8443/v1"))))
+    spec = parse_model_name("smollm-a")  # no built-in rule accepts this name
+    assert (spec.name, spec.backend, spec.model) == ("smollm-a", "openai", "smollm2")
+    assert price_for("openai", "smollm2", "smollm-a") == (0.0, 0.0)  # "free"
+    assert price_for("openai", "smollm2", "smollm-b") == (0.5, 1.5)
+    assert price_for("openai", "gpt-4o-mini", "gpt-4o-mini") == (0.15, 0.60)  # unlisted: the price list
+    client = get_client("smollm-a", cache_dir=tmp_path)
+    assert client.backend.base_url == "http://10.0.0.5:8000/v1" and client.backend.api_key_env == "NODE_A_KEY"
+    assert client.options().max_concurrency == 3 and client.deterministic is True
+    assert endpoint("https://user@node-b.example:8443/v1/chat") == "https://node-b.example:8443"
+    assert parse_model_name("gpt-4o-mini").backend == "openai"  # names the file does not list keep the rules
+
+
+@pytest.mark.slow
+def test_two_listed_models_each_reach_their_own_endpoint(llama_server, tmp_path, monkeypatch):  # noqa: F811
+    (server_a, count_a), (server_b, count_b) = start_counting_proxy(llama_server), start_counting_proxy(llama_server)
+    try:
+        monkeypatch.setenv("CFA_MODELS_FILE", str(write(tmp_path, FILE.format(a=f"{server_a.url}/v1",
+                                                                              b=f"{server_b.url}/v1"))))
+        monkeypatch.setenv("NODE_A_KEY", "node-a-key")
+        requests = [Request([{"role": "user", "content": f"Name the number {i} in words."}], {"max_tokens": 8})
+                    for i in range(3)]
+        a = get_client("smollm-a", cache_dir=tmp_path / "cache")
+        b = get_client("smollm-b", cache_dir=tmp_path / "cache")  # one shared cache: the names keep them apart
+        replies = a.complete_many(requests, progress=False) + b.complete_many(requests[:2], progress=False)
+        assert all(c.ok for c in replies), [c.error for c in replies]
+        assert (count_a.counts[CHAT], count_b.counts[CHAT]) == (3, 2)  # each request at its own server
+        assert count_a.authorizations["Bearer node-a-key"] == 3  # the key from the variable the file names
+        assert all(c.cost_usd == 0.0 for c in replies[:3]) and all(c.cost_usd > 0 for c in replies[3:])
+        stats = a.engine_stats()
+        assert (stats["endpoint"], stats["served_as"]) == (server_a.url, "smollm2")
+    finally:
+        server_a.stop()
+        server_b.stop()
