@@ -98,3 +98,47 @@ def test_two_listed_models_each_reach_their_own_endpoint(llama_server, tmp_path,
     finally:
         server_a.stop()
         server_b.stop()
+
+
+def _notebook(path: Path, source: str) -> Path:
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("model = None", metadata={"tags": [
+        "parameters"]}), nbformat.v4.new_code_cell(source)])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, path)
+    return path
+
+
+@pytest.mark.slow
+def test_models_on_their_own_servers_run_side_by_side_and_a_failure_ends_only_its_lane(tmp_path, capsys):
+    """run_lanes: each model's notebooks in its own lane; the model whose server is down (its first notebook
+    fails) skips its others, the other model runs all of its, and the figures notebook still draws them."""
+    from cfa_lib.publishing import pipeline
+
+    ok = _notebook(tmp_path / "nb" / "ok.ipynb", "print('answered by', model)")
+    down = _notebook(tmp_path / "nb" / "down.ipynb", "raise ConnectionError('no server answers at node-b')")
+    figures = _notebook(tmp_path / "nb" / pipeline.FIGURES_NOTEBOOK, "print('figures')")
+    out = tmp_path / "out"
+    jobs = [pipeline.Job(ok, out / "a" / "01.ipynb", {"model": "a"}, "a"),
+            pipeline.Job(down, out / "b" / "01.ipynb", {"model": "b"}, "b"),
+            pipeline.Job(ok, out / "a" / "02.ipynb", {"model": "a"}, "a"),
+            pipeline.Job(ok, out / "b" / "02.ipynb", {"model": "b"}, "b"),
+            pipeline.Job(figures, out / pipeline.FIGURES_NOTEBOOK, {}, "all models")]
+    with pytest.raises(pipeline.PipelineError, match=r"^1 of 2 models failed \(b\); the others' notebooks"):
+        pipeline.run_lanes(jobs)
+    assert (out / "a" / "01.ipynb").exists() and (out / "a" / "02.ipynb").exists()
+    assert not (out / "b" / "02.ipynb").exists()  # the failed model's later notebooks were skipped
+    assert (out / pipeline.FIGURES_NOTEBOOK).exists()
+    printed = capsys.readouterr().out
+    assert "a: 2 of 2 notebooks in" in printed and "b: 0 of 2 notebooks in" in printed and "failed:" in printed
+
+
+def test_models_on_their_own_servers_are_told_apart(tmp_path, monkeypatch):
+    from cfa_lib.publishing import pipeline
+
+    monkeypatch.setenv("CFA_MODELS_FILE", str(write(tmp_path, FILE.format(a="http://127.0.0.1:8001/v1",
+                                                                          b="http://127.0.0.1:8002/v1"))))
+    assert pipeline.on_own_servers(["smollm-a", "smollm-b"])
+    assert not pipeline.on_own_servers(["smollm-a", "local"]) and not pipeline.on_own_servers(["smollm-a"])

@@ -25,6 +25,7 @@ from cfa_lib.data import DATASET_NAMES
 from cfa_lib.experiments.registry import EXPERIMENTS, FIGURES_NOTEBOOK
 from cfa_lib.experiments.variants import check_variants
 from cfa_lib.models import ModelSpecError, parse_model_name
+from cfa_lib.models.fleet import endpoint, listed
 from cfa_lib.paths import BUILD_DIR, NOTEBOOKS_DIR, PROJECT_ROOT, results_root
 from cfa_lib.results import safe_name
 
@@ -232,6 +233,13 @@ def dead_kernel(job: Job, log: Path) -> str:
             f"The partially executed notebook is {_short(job.output)}")
 
 
+def on_own_servers(models: Sequence[str]) -> bool:
+    """Every model is listed in the models file (cfa_lib.models.fleet), each at an endpoint of its own: the
+    models run side by side, one lane each (`run_lanes`)."""
+    entries = [listed(m) for m in models]
+    return len(models) > 1 and all(entries) and len({endpoint(e.base_url) for e in entries if e}) == len(models)
+
+
 def default_workers(models: Sequence[str]) -> int:
     """Notebooks run at once: one per core when every model runs in-process (each kernel decodes on one
     core, and the shared cache splits the requests two notebooks share, such as Format B and 02's open
@@ -261,6 +269,46 @@ def run(jobs: Sequence[Job], workers: int = 1) -> None:
                 raise future.exception()  # type: ignore[misc]
     for i, job in figures:
         one(i, job)
+
+
+def run_lanes(jobs: Sequence[Job]) -> None:
+    """One lane per model, side by side, each running its model's notebooks in order; a notebook that fails
+    (its server down) ends its lane only, the others go on; the figures notebook then draws what finished. The
+    summary names each model's notebooks done and failed and its time; any failure raises after it."""
+    use_this_python_as_kernel()
+    lanes: dict[str, list[Job]] = {}
+    for job in jobs:
+        if job.notebook.name != FIGURES_NOTEBOOK:
+            lanes.setdefault(job.label, []).append(job)
+    outcome: dict[str, tuple[int, str | None, float]] = {}  # model -> (notebooks done, failure, seconds)
+
+    def lane(model: str, mine: list[Job]) -> None:
+        start, done = time.monotonic(), 0
+        for job in mine:
+            print(f"[{model}] {job.notebook.name} → {_short(job.output)} ...", flush=True)
+            try:
+                run_job(job)
+            except PipelineError as exc:
+                outcome[model] = (done, str(exc).splitlines()[0], time.monotonic() - start)
+                print(f"[{model}] {job.notebook.name} failed: the model's other notebooks are skipped", flush=True)
+                return
+            done += 1
+        outcome[model] = (done, None, time.monotonic() - start)
+
+    with ThreadPoolExecutor(max_workers=len(lanes)) as pool:
+        for future in [pool.submit(lane, model, mine) for model, mine in lanes.items()]:
+            future.result()
+    if any(failure is None for _, failure, _ in outcome.values()):
+        for job in jobs:
+            if job.notebook.name == FIGURES_NOTEBOOK:
+                run_job(job)
+    for model, (done, failure, seconds) in outcome.items():
+        status = "done" if failure is None else f"failed: {failure}"
+        print(f"{model}: {done} of {len(lanes[model])} notebooks in {seconds:.0f} s; {status}", flush=True)
+    failed = [model for model, (_, failure, _) in outcome.items() if failure]
+    if failed:
+        raise PipelineError(f"{len(failed)} of {len(lanes)} models failed ({', '.join(failed)}); the others' "
+                            "notebooks and results are written")
 
 
 def _short(path: Path) -> str:
@@ -322,7 +370,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 include_reference=not args.no_reference, figures_only=args.figures_only, batch=args.batch,
                 max_cost_usd=args.max_cost_usd, variants=variants, retry_failed=args.retry_failed)
     try:
-        run(jobs, args.jobs or default_workers(models))
+        if args.jobs is None and on_own_servers(models) and not args.figures_only:
+            run_lanes(jobs)
+        else:
+            run(jobs, args.jobs or default_workers(models))
     except PipelineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
