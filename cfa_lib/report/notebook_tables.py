@@ -326,7 +326,7 @@ def counterfactual_reasons(run: LoadedRun, top: int = 10) -> pd.DataFrame:
     for row in run.rows:
         for p in row.perturbed:
             if not p.valid:
-                key = (p.status or "invalid", " ".join(p.reason.split())[:160])
+                key = (p.status or "invalid", " ".join(p.reason.split()))  # whole: the table wraps, never cuts
                 levels.setdefault(key, set()).add(str(p.level))
                 items[key] += 1
     rows = [{"status": status, "reason": reason, "levels": ", ".join(sorted(levels[(status, reason)])), "items": n}
