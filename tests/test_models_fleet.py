@@ -142,3 +142,80 @@ def test_models_on_their_own_servers_are_told_apart(tmp_path, monkeypatch):
                                                                           b="http://127.0.0.1:8002/v1"))))
     assert pipeline.on_own_servers(["smollm-a", "smollm-b"])
     assert not pipeline.on_own_servers(["smollm-a", "local"]) and not pipeline.on_own_servers(["smollm-a"])
+
+
+FLEET = '''
+[models."smollm-a"]
+backend = "openai"
+base_url = "{a}"
+served_as = "smollm2"
+judge = "judge-a"
+deterministic = true
+
+[models."judge-a"]
+backend = "openai"
+base_url = "{a}"
+served_as = "smollm2"
+deterministic = true
+
+[models."smollm-b"]
+backend = "openai"
+base_url = "{b}"
+served_as = "smollm2"
+judge = "judge-b"
+deterministic = true
+
+[models."judge-b"]
+backend = "openai"
+base_url = "{b}"
+served_as = "smollm2"
+deterministic = true
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1500)
+def test_a_pipeline_over_two_servers_keeps_going_when_one_dies(llama_server, tmp_path, monkeypatch,  # noqa: F811
+                                                                capsys):
+    """One pipeline run, two models each at its own endpoint (judged by another name at the same endpoint, so
+    never self-judged): server B is stopped after its first answers; model B fails its own notebooks in one
+    sentence, model A runs all of its, every request of A is counted at A's endpoint, and the results files
+    record where the answers came from."""
+    import json
+    import threading
+    import time
+
+    from cfa_lib.publishing import pipeline
+
+    (server_a, count_a), (server_b, count_b) = start_counting_proxy(llama_server), start_counting_proxy(llama_server)
+    stop_watch = threading.Event()
+
+    def kill_b_midway() -> None:
+        while not stop_watch.is_set() and count_b.counts[CHAT] < 3:
+            time.sleep(0.05)
+        server_b.stop()
+
+    watcher = threading.Thread(target=kill_b_midway, daemon=True)
+    try:
+        monkeypatch.setenv("CFA_MODELS_FILE", str(write(tmp_path, FLEET.format(a=f"{server_a.url}/v1",
+                                                                               b=f"{server_b.url}/v1"))))
+        monkeypatch.setenv("CFA_CACHE_DIR", str(tmp_path / "cache"))
+        monkeypatch.setenv("CFA_MAX_ATTEMPTS", "2")
+        monkeypatch.setenv("CFA_TIMEOUT_S", "60")
+        watcher.start()
+        code = pipeline.main(["--models", "smollm-a smollm-b", "--limit", "2", "--no-reference",
+                              "--book-root", str(tmp_path / "book"), "--results-dir", str(tmp_path / "results")])
+        printed = capsys.readouterr()
+    finally:
+        stop_watch.set()
+        server_a.stop()
+        server_b.stop()
+    assert code == 1 and "1 of 2 models failed (smollm-b)" in printed.err
+    assert "smollm-a: 4 of 4 notebooks in" in printed.out and "smollm-b: " in printed.out
+    assert count_a.counts[CHAT] > 0 and count_b.counts[CHAT] >= 3
+    runs = sorted((tmp_path / "results").glob("*/*smollm-a*/results.json"))
+    assert len(runs) == 4, runs  # option bias, three-tier, counterfactual, confidence: every notebook of A
+    for path in runs:
+        engine = json.loads(path.read_text())["metadata"]["engine"]
+        assert engine["subject"]["endpoint"] == server_a.url and engine["subject"]["served_as"] == "smollm2"
+    assert (tmp_path / "book" / "book" / "executed" / pipeline.FIGURES_NOTEBOOK).exists()  # drawn from A's runs

@@ -25,6 +25,7 @@ from cfa_lib.experiments.session import Session
 from cfa_lib.experiments.study_files import FILE_CODES, letter_error, letter_from_file
 from cfa_lib.key_audit import VERDICTS, AuditRecord
 from cfa_lib.models import Completion, Request, parse_model_name
+from cfa_lib.models.fleet import listed
 from cfa_lib.params import Parameters, check_integer, check_levels, check_optional_model, checked_by
 from cfa_lib.perturbation import PerturbationRecord
 from cfa_lib.perturbation.types import STATUSES
@@ -139,7 +140,10 @@ def coverage(rows: Sequence[Row]) -> dict[str, dict[str, int]]:
 # Perturbations ----------------------------------------------------------------------------------------
 
 def default_generator(model: str) -> str:
-    """gpt-4o writes perturbations for OpenAI runs (as in the card); any other model writes its own."""
+    """gpt-4o writes perturbations for OpenAI runs (as in the card); any other model writes its own; a model the
+    models file lists with a `judge` has that one write them."""
+    if (entry := listed(model)) is not None and entry.judge:
+        return entry.judge
     return "gpt-4o" if parse_model_name(model).backend == "openai" else model
 
 

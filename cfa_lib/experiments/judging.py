@@ -22,6 +22,7 @@ import numpy as np
 from cfa_lib import stats
 from cfa_lib.data import Question
 from cfa_lib.models import ChatClient, Completion, Request, RunOptions, complete_keyed, parse_model_name
+from cfa_lib.models.fleet import listed
 
 MIN_SENSITIVITY = 0.8  # a judge below either bound fails calibration: its results are labelled uncalibrated
 MIN_SPECIFICITY = 0.8
@@ -30,7 +31,10 @@ CALIBRATION_QUESTIONS = 10  # questions sampled per run; each gives one correct 
 
 def default_judges(model: str) -> list[str]:
     """A judge from another model: gpt-4o judges gpt-4o-mini and gpt-4o-mini judges any other OpenAI model;
-    offline, the only model at hand is the subject itself, and the run says it is self-judged."""
+    offline, the only model at hand is the subject itself, and the run says it is self-judged. A model the models
+    file lists with a `judge` is judged by that one."""
+    if (entry := listed(model)) is not None and entry.judge:
+        return [entry.judge]
     if parse_model_name(model).backend == "openai":
         return ["gpt-4o" if parse_model_name(model).model == "gpt-4o-mini" else "gpt-4o-mini"]
     return [model]

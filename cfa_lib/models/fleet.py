@@ -10,6 +10,7 @@
     max_concurrency = 32                     # the ceiling of its adaptive concurrency
     price = "free"                           # or [input, output] USD per million tokens
     deterministic = false                    # its replies vary between calls (true: greedy decoding)
+    judge = "llama3.1:70b"                   # judges its answers, writes its perturbations (default: as usual)
 
 A name the file lists is served as it says; any other name keeps the rules of `names.py` (OPENAI_BASE_URL,
 OLLAMA_HOST). A bad file is one sentence naming the file, the entry and the field.
@@ -46,6 +47,7 @@ class ModelEntry(BaseModel):
     max_concurrency: int | None = Field(default=None, ge=1)
     price: Literal["free"] | tuple[float, float] | None = None
     deterministic: bool | None = None
+    judge: str | None = None  # the model that judges its answers and writes its perturbations (else the usual)
 
     @field_validator("base_url")
     @classmethod
