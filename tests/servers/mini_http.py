@@ -159,7 +159,8 @@ class MiniHTTPServer:
         return self
 
     def stop(self) -> None:
-        if self._loop is not None and self._stopped is not None:
+        """Stop serving; a second call does nothing."""
+        if self._loop is not None and self._stopped is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._stopped.set)
         if self._thread is not None:
             self._thread.join(10)
