@@ -182,6 +182,7 @@ def test_a_pipeline_over_two_servers_keeps_going_when_one_dies(llama_server, tmp
     sentence, model A runs all of its, every request of A is counted at A's endpoint, and the results files
     record where the answers came from."""
     import json
+    import re
     import threading
     import time
 
@@ -212,6 +213,8 @@ def test_a_pipeline_over_two_servers_keeps_going_when_one_dies(llama_server, tmp
         server_b.stop()
     assert code == 1 and "1 of 2 models failed (smollm-b)" in printed.err
     assert "smollm-a: 4 of 4 notebooks in" in printed.out and "smollm-b: " in printed.out
+    assert re.search(r"smollm-a: 4 of 4 notebooks in \d+ s, [1-9]\d* requests \(0 failed\), cost unknown; done",
+                     printed.out), printed.out
     assert count_a.counts[CHAT] > 0 and count_b.counts[CHAT] >= 3
     runs = sorted((tmp_path / "results").glob("*/*smollm-a*/results.json"))
     assert len(runs) == 4, runs  # option bias, three-tier, counterfactual, confidence: every notebook of A

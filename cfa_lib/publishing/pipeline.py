@@ -9,6 +9,7 @@ go to build/runs/<model>/, and notebook 04 draws every model's results files int
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -271,11 +272,30 @@ def run(jobs: Sequence[Job], workers: int = 1) -> None:
         one(i, job)
 
 
+def usage_line(model: str, since: float) -> str:
+    """A model's requests, failures and cost over the results files its notebooks wrote since `since` (every role:
+    the subject, its judges, its generator), as the lanes' summary prints them."""
+    calls = failed = 0
+    costs: list[float | None] = []
+    for path in results_root().glob("*/*/results.json"):
+        if path.stat().st_mtime < since:
+            continue
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("metadata", {}).get("model") != model:
+            continue
+        for role in (data.get("summary", {}).get("usage") or {}).values():
+            calls, failed = calls + role.get("n_calls", 0), failed + role.get("failed", 0)
+            costs.append(role.get("cost_usd"))
+    cost = "cost unknown" if any(c is None for c in costs) else f"${sum(c for c in costs if c is not None):.4f}"
+    return f"{calls} requests ({failed} failed), {cost}"
+
+
 def run_lanes(jobs: Sequence[Job]) -> None:
     """One lane per model, side by side, each running its model's notebooks in order; a notebook that fails
     (its server down) ends its lane only, the others go on; the figures notebook then draws what finished. The
     summary names each model's notebooks done and failed and its time; any failure raises after it."""
     use_this_python_as_kernel()
+    started = time.time()
     lanes: dict[str, list[Job]] = {}
     for job in jobs:
         if job.notebook.name != FIGURES_NOTEBOOK:
@@ -304,7 +324,8 @@ def run_lanes(jobs: Sequence[Job]) -> None:
                 run_job(job)
     for model, (done, failure, seconds) in outcome.items():
         status = "done" if failure is None else f"failed: {failure}"
-        print(f"{model}: {done} of {len(lanes[model])} notebooks in {seconds:.0f} s; {status}", flush=True)
+        print(f"{model}: {done} of {len(lanes[model])} notebooks in {seconds:.0f} s, {usage_line(model, started)}; "
+              f"{status}", flush=True)
     failed = [model for model, (_, failure, _) in outcome.items() if failure]
     if failed:
         raise PipelineError(f"{len(failed)} of {len(lanes)} models failed ({', '.join(failed)}); the others' "
