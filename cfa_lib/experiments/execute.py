@@ -17,16 +17,17 @@ from cfa_lib.experiments.contract import Experiment
 from cfa_lib.experiments.loading import LoadedRun, load_run
 from cfa_lib.experiments.session import Session
 from cfa_lib.experiments.settings import Settings
+from cfa_lib.key_audit import KeyChanges
 from cfa_lib.models import ChatClient, get_client
 from cfa_lib.models.run_options import RunOptions
 from cfa_lib.paths import display_path
 from cfa_lib.results import new_run_id, write_results
 
 
-def metadata(experiment: Experiment, settings: Settings, n_questions: int, sent_with: RunOptions,
+def metadata(experiment: Experiment, settings: Settings, n_questions: int, sent_with: RunOptions, keys: KeyChanges,
              **extra: Any) -> dict[str, Any]:
-    """What a results file says about its run: the experiment, the settings, the engine settings it was sent
-    with (resolved once, by its session), the versions, when."""
+    """What a results file says about its run: the experiment, the settings, the answer keys it graded against,
+    the engine settings it was sent with (resolved once, by its session), the versions, when."""
     judges = settings.judges
     return {
         "experiment": experiment.name,
@@ -38,7 +39,7 @@ def metadata(experiment: Experiment, settings: Settings, n_questions: int, sent_
         "limit": settings.limit,
         "sample_seed": settings.sample_seed,
         "tolerance": settings.tolerance,
-        "keys": settings.key_changes()[1].to_dict(),  # the answer keys graded against (cfa_lib.key_audit)
+        "keys": keys.to_dict(),  # the answer keys graded against (cfa_lib.key_audit)
         "max_concurrency": sent_with.max_concurrency,
         "batch": sent_with.batch,
         "max_cost_usd": sent_with.max_cost_usd,
@@ -57,14 +58,14 @@ def execute(experiment: Experiment, settings: Settings, options: params.Paramete
     experiment on a scripted model without patching any module.
     """
     options = options if options is not None else experiment.Options()
-    questions = settings.questions()
+    questions, keys = settings.key_changes()  # the dataset read once: the questions and what the audit changed
     subject = (clients or {}).get(settings.model) or get_client(settings.model)
     print(subject.estimate(experiment.estimated_requests(questions, options)))
     session = Session(settings, options, questions, experiment.helper_models(settings, options),
                       {**(clients or {}), settings.model: subject})
     answers = session.ask(experiment.requests(questions, options), desc=experiment.title)
     graded = experiment.grade(session, answers)
-    meta = metadata(experiment, settings, len(questions), session.engine, **graded.metadata,
+    meta = metadata(experiment, settings, len(questions), session.engine, keys, **graded.metadata,
                     engine=session.engine_stats())
     usage = session.usage()
     summary = experiment.summarize(graded.rows, meta).with_facts(
