@@ -9,7 +9,9 @@ from pathlib import Path
 
 from cfa_lib.data import DATASET_NAMES, questions_by_id
 from cfa_lib.experiments.loading import LoadedRun
+from cfa_lib.experiments.option_bias import OPTION_BIAS
 from cfa_lib.experiments.registry import load_results
+from cfa_lib.experiments.three_tier import THREE_TIER
 from cfa_lib.key_audit.census import census
 from cfa_lib.key_audit.records import VERDICTS, key_audit
 from cfa_lib.key_audit.signals import SIGNALS
@@ -33,13 +35,13 @@ def _precision(found: dict[str, int]) -> str:
 def _headline(run: LoadedRun) -> list[tuple[str, str]]:
     """(figure, value) of a run's headline figures, by experiment."""
     s = run.summary
-    if run.experiment == "option_bias":
+    if run.experiment == OPTION_BIAS.name:
         return [("accuracy with options", pct(s.accuracy_with_options)),
                 ("accuracy without options", pct(s.accuracy_without_options)),
                 ("option bias (pp)", pp(s.option_bias)), ("paired questions", str(s.n_paired)),
                 ("option bias, open-answerable (pp)", pp(s.answerable.option_bias)),
                 ("paired open-answerable questions", str(s.answerable.n_paired))]
-    if run.experiment == "three_tier":
+    if run.experiment == THREE_TIER.name:
         rates = s.level_rates
         return [("Level A (exact)", pct(rates.get("exact"))), ("Level B (directional)", pct(rates.get("directional"))),
                 ("Level C (incorrect)", pct(rates.get("incorrect"))), ("graded answers", str(s.n_graded))]
