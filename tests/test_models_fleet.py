@@ -1,8 +1,9 @@
 """Issue #36: the models file. A model the file lists is served where it says (its endpoint, the variable holding
 its key, its concurrency ceiling, its price, whether its replies vary); a bad file is one sentence naming the file,
-the entry and the field. The slow test puts two endpoints in front of one loopback llama.cpp server running the
-embedded GGUF (two counting proxies on their own ports: two servers as the client sees them, one model process to
-keep CI's two cores free) and counts each model's requests at its own endpoint."""
+the entry and the field. The slow tests run the embedded GGUF on loopback: a client test with two counting
+proxies before one llama.cpp server (two endpoints as the client sees them), and a pipeline run over three
+server processes (two llama.cpp servers and the stand-in Ollama, tests/servers/fake_ollama.py, since no Ollama can
+be installed here), one of which is stopped mid-run."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from cfa_lib.models.fleet import endpoint, read_models_file  # noqa: E402
 from cfa_lib.models.names import parse_model_name  # noqa: E402
 from cfa_lib.models.pricing import price_for  # noqa: E402
 from tests.servers.counting_proxy import start_counting_proxy  # noqa: E402
+from tests.servers.processes import ollama_counts, start_fake_ollama, start_llama_server  # noqa: E402
 from tests.test_models_llama_server import CHAT, llama_server  # noqa: E402,F401 - the session's server fixture
 
 FILE = '''
@@ -170,17 +172,29 @@ backend = "openai"
 base_url = "{b}"
 served_as = "smollm2"
 deterministic = true
+
+[models."smollm-c"]
+backend = "ollama"
+base_url = "{c}"
+judge = "judge-c"
+deterministic = true
+
+[models."judge-c"]
+backend = "ollama"
+base_url = "{c}"
+deterministic = true
 '''
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1500)
-def test_a_pipeline_over_two_servers_keeps_going_when_one_dies(llama_server, tmp_path, monkeypatch,  # noqa: F811
-                                                                capsys):
-    """One pipeline run, two models each at its own endpoint (judged by another name at the same endpoint, so
-    never self-judged): server B is stopped after its first answers; model B fails its own notebooks in one
-    sentence, model A runs all of its, every request of A is counted at A's endpoint, and the results files
-    record where the answers came from."""
+@pytest.mark.timeout(2400)
+def test_a_pipeline_over_three_servers_keeps_going_when_one_dies(tmp_path, monkeypatch, capsys):
+    """One pipeline run, three models each on its own server process: two llama.cpp servers (OpenAI protocol,
+    each behind a counting proxy) and the stand-in Ollama (Ollama's protocol, fake_ollama.py: no Ollama can be
+    installed here), each model judged by another name at its own server, so never self-judged. Server B's
+    process is stopped after its first answers: model B fails its own notebooks in one sentence, A and C run
+    all of theirs, every request of A and C is counted at its own server and nowhere else, and the results
+    files record where the answers came from."""
     import json
     import re
     import threading
@@ -188,37 +202,51 @@ def test_a_pipeline_over_two_servers_keeps_going_when_one_dies(llama_server, tmp
 
     from cfa_lib.publishing import pipeline
 
-    (server_a, count_a), (server_b, count_b) = start_counting_proxy(llama_server), start_counting_proxy(llama_server)
+    llama_a, llama_b = start_llama_server(), start_llama_server()
+    ollama = start_fake_ollama(["smollm-c", "judge-c"])
+    (proxy_a, count_a), (proxy_b, count_b) = start_counting_proxy(llama_a.url), start_counting_proxy(llama_b.url)
     stop_watch = threading.Event()
 
     def kill_b_midway() -> None:
         while not stop_watch.is_set() and count_b.counts[CHAT] < 3:
             time.sleep(0.05)
-        server_b.stop()
+        llama_b.stop()
 
     watcher = threading.Thread(target=kill_b_midway, daemon=True)
     try:
-        monkeypatch.setenv("CFA_MODELS_FILE", str(write(tmp_path, FLEET.format(a=f"{server_a.url}/v1",
-                                                                               b=f"{server_b.url}/v1"))))
+        monkeypatch.setenv("CFA_MODELS_FILE", str(write(tmp_path, FLEET.format(
+            a=f"{proxy_a.url}/v1", b=f"{proxy_b.url}/v1", c=ollama.url))))
         monkeypatch.setenv("CFA_CACHE_DIR", str(tmp_path / "cache"))
         monkeypatch.setenv("CFA_MAX_ATTEMPTS", "2")
         monkeypatch.setenv("CFA_TIMEOUT_S", "60")
         watcher.start()
-        code = pipeline.main(["--models", "smollm-a smollm-b", "--limit", "2", "--no-reference",
+        code = pipeline.main(["--models", "smollm-a smollm-b smollm-c", "--limit", "2", "--no-reference",
                               "--book-root", str(tmp_path / "book"), "--results-dir", str(tmp_path / "results")])
         printed = capsys.readouterr()
+        counted_c = ollama_counts(ollama).get("POST /api/chat", 0)
     finally:
         stop_watch.set()
-        server_a.stop()
-        server_b.stop()
-    assert code == 1 and "1 of 2 models failed (smollm-b)" in printed.err
-    assert "smollm-a: 4 of 4 notebooks in" in printed.out and "smollm-b: " in printed.out
-    assert re.search(r"smollm-a: 4 of 4 notebooks in \d+ s, [1-9]\d* requests \(0 failed\), cost unknown; done",
-                     printed.out), printed.out
-    assert count_a.counts[CHAT] > 0 and count_b.counts[CHAT] >= 3
-    runs = sorted((tmp_path / "results").glob("*/*smollm-a*/results.json"))
-    assert len(runs) == 4, runs  # option bias, three-tier, counterfactual, confidence: every notebook of A
-    for path in runs:
-        engine = json.loads(path.read_text())["metadata"]["engine"]
-        assert engine["subject"]["endpoint"] == server_a.url and engine["subject"]["served_as"] == "smollm2"
-    assert (tmp_path / "book" / "book" / "executed" / pipeline.FIGURES_NOTEBOOK).exists()  # drawn from A's runs
+        for server in (proxy_a, proxy_b, llama_a, llama_b, ollama):
+            server.stop()
+    assert code == 1 and "1 of 3 models failed (smollm-b)" in printed.err
+
+    def sent(model: str) -> int:
+        """The requests a model's lane reported sent to its server: all its results files count, less the cache's."""
+        line = re.search(rf"^{model}: 4 of 4 notebooks in \d+ s, (\d+) requests \((\d+) from the cache, 0 failed\)",
+                         printed.out, re.M)
+        assert line, printed.out
+        return int(line.group(1)) - int(line.group(2))
+
+    assert "smollm-b: 4 of 4" not in printed.out
+    # every request each model's results files count (less those the cache answered) reached its own server, and
+    # no other; llama.cpp's server also saw one refused json_schema probe per notebook process (HTTP 400)
+    assert count_a.statuses[f"{CHAT} 200"] == sent("smollm-a") > 0, (count_a.statuses, printed.out)
+    assert counted_c == sent("smollm-c") > 0, (counted_c, printed.out)
+    assert count_b.counts[CHAT] >= 3
+    for model, url in (("smollm-a", proxy_a.url), ("smollm-c", ollama.url)):
+        runs = sorted((tmp_path / "results").glob(f"*/*{model}*/results.json"))
+        assert len(runs) == 4, runs  # option bias, three-tier, counterfactual, confidence
+        for path in runs:
+            engine = json.loads(path.read_text())["metadata"]["engine"]
+            assert engine["subject"]["endpoint"] == url, (path, engine["subject"])
+    assert (tmp_path / "book" / "book" / "executed" / pipeline.FIGURES_NOTEBOOK).exists()  # drawn from A's and C's

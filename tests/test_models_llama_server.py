@@ -4,23 +4,18 @@ calls reached it."""
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
-import httpx
 import pytest
 from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.servers under any pytest import mode
 from cfa_lib.models import Request, get_client  # noqa: E402
-from cfa_lib.models.names import default_gguf  # noqa: E402
 from tests.servers.counting_proxy import CountingProxy, start_counting_proxy  # noqa: E402
+from tests.servers.processes import start_llama_server  # noqa: E402
 
 pytestmark = pytest.mark.slow
 CHAT = "POST /v1/chat/completions"
@@ -30,56 +25,14 @@ class Pick(BaseModel):
     answer: Literal["A", "B", "C"]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def llama_server() -> Iterator[str]:
-    port = free_port()
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(default_gguf()),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "2048",
-            "--model_alias",
-            "smollm2",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/v1/models", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                pytest.fail(f"llama_cpp.server did not start: {log.read()[-2000:].decode(errors='replace')}")
-            time.sleep(0.3)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        server = start_llama_server("smollm2")
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    yield server.url
+    server.stop()
 
 
 @pytest.fixture()

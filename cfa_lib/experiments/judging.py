@@ -178,14 +178,17 @@ def _corrected(p: float, q0: float, q1: float) -> float:
     return float(min(1.0, max(0.0, stats.lee_theta(p, q0, q1))))
 
 
-def run_calibration(judges: Mapping[str, ChatClient], questions: Sequence[Question],
+PanelAsk = Callable[[Mapping[Any, Request]], dict[Any, dict[str, Completion]]]
+
+
+def run_calibration(panel: PanelAsk, judges: Sequence[str], questions: Sequence[Question],
                     request_for: Callable[[Question, str], Request], verdict_of: Callable[[Completion], bool | None],
-                    judged_correct: Sequence[bool], sample: int = CALIBRATION_QUESTIONS, seed: int = 0,
-                    options: RunOptions | None = None) -> JudgeCalibration:
-    """Calibrate the judge panel on key-derived items from `questions` (the run's judged questions)."""
+                    judged_correct: Sequence[bool], sample: int = CALIBRATION_QUESTIONS, seed: int = 0
+                    ) -> JudgeCalibration:
+    """Calibrate the judge panel `judges` on key-derived items from `questions` (the run's judged questions);
+    `panel` sends the items to every judge (the session's, so the calls count in the run's usage)."""
     items = calibration_items(questions, sample, seed)
-    replies = ask_panel(judges, {i: request_for(item.question, item.answer) for i, item in enumerate(items)},
-                        options)
+    replies = panel({i: request_for(item.question, item.answer) for i, item in enumerate(items)})
     verdicts = [majority([verdict_of(c) for c in replies[i].values()])[0] for i in range(len(items))]
     by_kind = {kind: {"n": sum(1 for it, v in zip(items, verdicts, strict=True)
                                if it.kind == kind and v is not None),

@@ -320,9 +320,9 @@ class OptionBias(Experiment[Options, Row, OptionBiasSummary]):
                    if r.without_options.judged and r.without_options.excluded is None]
         judged_questions = [by_id[qid] for qid in to_judge]
         calibration = run_calibration(
-            session.judges, [q for q in judged_questions if classify(q).open_answerable] or judged_questions,
-            judge_request, judge_says, decided, sample=session.options.calibration_sample,
-            options=session.engine) if to_judge else None
+            lambda r: session.ask_panel(r, "judge calibration"), list(session.judges),
+            [q for q in judged_questions if classify(q).open_answerable] or judged_questions,
+            judge_request, judge_says, decided, sample=session.options.calibration_sample) if to_judge else None
         if calibration is not None and not calibration.passed:
             rows = [set_aside_uncalibrated(row) for row in rows]
         facts: dict[str, Any] = {"judge_calibration": calibration}

@@ -73,10 +73,12 @@ class Session:
         self._calls.setdefault(counted_as, []).extend(replies.values())
         return replies
 
-    def ask_panel(self, requests: Mapping[Any, Request]) -> dict[Any, dict[str, Completion]]:
-        """Every judge of the panel answers every request (`{key: {judge: completion}}`), counted as "judge"."""
+    def ask_panel(self, requests: Mapping[Any, Request], counted_as: str = "judge"
+                  ) -> dict[Any, dict[str, Completion]]:
+        """Every judge of the panel answers every request (`{key: {judge: completion}}`), counted in
+        `counted_as`'s usage."""
         replies = judging.ask_panel(self.judges, requests, options=self.engine)
-        self._calls.setdefault("judge", []).extend(c for by_judge in replies.values() for c in by_judge.values())
+        self._calls.setdefault(counted_as, []).extend(c for by_judge in replies.values() for c in by_judge.values())
         return replies
 
     def usage(self) -> dict[str, dict[str, Any]]:

@@ -315,7 +315,8 @@ class ThreeTier(Experiment[Options, Row, ThreeTierSummary]):
         judges = session.judges
         judge = next(iter(judges.values()))  # the panel's first judge attributes errors (one category per C)
         gold_name = options.gold_model or settings.judges[0]
-        golds = gold_answers(questions, session.client(gold_name, "gold"), session.engine)
+        gold_client = session.client(gold_name, "gold")
+        golds = gold_answers(questions, lambda requests: session.ask(requests, "Gold answers", gold_client, "gold"))
         by_id = {q.id: q for q in questions}
 
         rows = {q.id: first_pass(q, golds[q.id], answers[q.id], settings.tolerance) for q in questions}
@@ -333,8 +334,9 @@ class ThreeTier(Experiment[Options, Row, ThreeTierSummary]):
 
         credited = [r.level != "incorrect" for r in rows.values() if r.evaluation.get("judge_level")]
         calibration = run_calibration(
-            judges, [by_id[qid] for qid in to_judge], lambda q, answer: tier_request(q, golds[q.id], answer),
-            judge_credits, credited, sample=options.calibration_sample, options=session.engine) if to_judge else None
+            lambda r: session.ask_panel(r, "judge calibration"), list(judges), [by_id[qid] for qid in to_judge],
+            lambda q, answer: tier_request(q, golds[q.id], answer), judge_credits, credited,
+            sample=options.calibration_sample) if to_judge else None
         if calibration is not None and not calibration.passed:
             for row in rows.values():  # a judge that failed calibration decides nothing the book presents
                 if row.evaluation.get("judge_level") and not row.evaluation.get("auto_graded"):

@@ -275,7 +275,7 @@ def run(jobs: Sequence[Job], workers: int = 1) -> None:
 def usage_line(model: str, since: float) -> str:
     """A model's requests, failures and cost over the results files its notebooks wrote since `since` (every role:
     the subject, its judges, its generator), as the lanes' summary prints them."""
-    calls = failed = 0
+    calls = cached = failed = 0
     costs: list[float | None] = []
     for path in results_root().glob("*/*/results.json"):
         if path.stat().st_mtime < since:
@@ -285,9 +285,10 @@ def usage_line(model: str, since: float) -> str:
             continue
         for role in (data.get("summary", {}).get("usage") or {}).values():
             calls, failed = calls + role.get("n_calls", 0), failed + role.get("failed", 0)
+            cached += role.get("cache_hits", 0)
             costs.append(role.get("cost_usd"))
     cost = "cost unknown" if any(c is None for c in costs) else f"${sum(c for c in costs if c is not None):.4f}"
-    return f"{calls} requests ({failed} failed), {cost}"
+    return f"{calls} requests ({cached} from the cache, {failed} failed), {cost}"
 
 
 def run_lanes(jobs: Sequence[Job]) -> None:
