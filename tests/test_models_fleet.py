@@ -19,6 +19,7 @@ from cfa_lib.models.fleet import endpoint, read_models_file  # noqa: E402
 from cfa_lib.models.names import parse_model_name  # noqa: E402
 from cfa_lib.models.pricing import price_for  # noqa: E402
 from tests.servers.counting_proxy import start_counting_proxy  # noqa: E402
+from tests.servers.fake_openai import FaultConfig, start_fake_openai  # noqa: E402
 from tests.servers.processes import ollama_counts, start_fake_ollama, start_llama_server  # noqa: E402
 from tests.test_models_llama_server import CHAT, llama_server  # noqa: E402,F401 - the session's server fixture
 
@@ -74,9 +75,27 @@ def test_a_listed_name_is_served_where_the_file_says(tmp_path, monkeypatch):
     assert price_for("openai", "gpt-4o-mini", "gpt-4o-mini") == (0.15, 0.60)  # unlisted: the price list
     client = get_client("smollm-a", cache_dir=tmp_path)
     assert client.backend.base_url == "http://10.0.0.5:8000/v1" and client.backend.api_key_env == "NODE_A_KEY"
-    assert client.options().max_concurrency == 3 and client.deterministic is True
+    assert client.server_ceiling == 3 and client.deterministic is True
     assert endpoint("https://user@node-b.example:8443/v1/chat") == "https://node-b.example:8443"
     assert parse_model_name("gpt-4o-mini").backend == "openai"  # names the file does not list keep the rules
+
+
+def test_a_servers_ceiling_holds_whatever_the_runs_options_say(tmp_path, monkeypatch):
+    """The file's max_concurrency is the most its server takes at once: a run resolved to 64 (a session's
+    options) still sends at most 3 requests at a time."""
+    from cfa_lib.models.run_options import RunOptions
+
+    server, app = start_fake_openai(FaultConfig(delay_s=0.2))
+    try:
+        monkeypatch.setenv("CFA_MODELS_FILE", str(write(tmp_path, FILE.format(a=f"{server.url}/v1",
+                                                                              b=f"{server.url}/v1"))))
+        client = get_client("smollm-a", cache_dir=tmp_path / "cache")
+        requests = [Request([{"role": "user", "content": f"question {i}"}]) for i in range(12)]
+        replies = client.complete_many(requests, progress=False, options=RunOptions(max_concurrency=64))
+        assert all(c.ok for c in replies) and app.stats()["answered"] == 12
+        assert app.stats()["peak_in_flight"] == 3 and client.engine_stats()["max_concurrency"] == 3
+    finally:
+        server.stop()
 
 
 @pytest.mark.slow

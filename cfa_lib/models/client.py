@@ -73,8 +73,11 @@ class ModelClient(LiveSending, BatchRounds):
         retry: RetryPolicy | None = None,
         defaults: dict[str, Any] | None = None,
         deterministic: bool | None = None,
+        server_ceiling: int | None = None,
     ) -> None:
-        """`defaults`: the engine options (run_options.OPTION_NAMES) every complete_many starts from."""
+        """`defaults`: the engine options (run_options.OPTION_NAMES) every complete_many starts from;
+        `server_ceiling`: the most requests its server takes at once (the models file's max_concurrency), which
+        holds whatever a run's options say."""
         self.spec = spec
         self.backend = backend
         self.cache = cache
@@ -82,6 +85,7 @@ class ModelClient(LiveSending, BatchRounds):
         self.retry = retry or RetryPolicy()
         self.limit = shared_limit(backend)
         self._defaults = dict(defaults or {})
+        self.server_ceiling = server_ceiling
         self.deterministic = deterministic  # None: CFA_DETERMINISTIC, else the backend's rule (determinism.py)
         self._checked = False
         self._check_lock = threading.Lock()

@@ -49,10 +49,9 @@ def get_client(
     spec = parse_model_name(model)
     timeout_s = timeout_s or positive_from_env("CFA_TIMEOUT_S", float)
     max_attempts = max_attempts or positive_from_env("CFA_MAX_ATTEMPTS", int) or 6
-    entry = listed(model)  # the models file: its endpoint, key variable, ceiling and determinism are defaults
+    entry = listed(model)  # the models file: its endpoint, key variable and determinism are defaults; its ceiling holds
     if entry is not None:
         base_url = base_url or entry.base_url
-        max_concurrency = max_concurrency or entry.max_concurrency
         deterministic = entry.deterministic if deterministic is None else deterministic
     settings = BackendSettings(base_url, timeout_s, n_ctx, entry.api_key_env if entry else None)
     backend: Backend = BACKENDS[spec.backend](spec, settings)
@@ -61,7 +60,7 @@ def get_client(
     defaults = {"max_concurrency": max_concurrency, "batch": batch, "batch_fallback": batch_fallback,
                 "max_cost_usd": max_cost_usd, "retry_failed": retry_failed}
     client = ModelClient(spec, backend, cache, refresh=refresh, retry=retry, defaults=defaults,
-                         deterministic=deterministic)
+                         deterministic=deterministic, server_ceiling=entry.max_concurrency if entry else None)
     client.options()  # a bad value (argument or CFA_* variable) fails here, before any question
     flag_from_env("CFA_DETERMINISTIC")  # and CFA_DETERMINISTIC
     return client

@@ -44,6 +44,7 @@ class LiveSending:
     cache: CompletionCache
     limit: AdaptiveLimit
     refresh: bool
+    server_ceiling: int | None
     run_claimed: Callable[[Messages, dict[str, Any], Schema | None, str], Completion]
     run_once: Callable[..., Completion]
     from_cache: Callable[[dict[str, Any]], Completion]
@@ -53,7 +54,7 @@ class LiveSending:
         """Send on a thread pool; each HTTP attempt waits for a connection of the adaptive limit.
         Requests are claimed in the cache a chunk at a time, just before they are handed to the pool.
         Returns the keys left unsent by the spend cap."""
-        ceiling = min(opts.max_concurrency, self.backend.fixed_concurrency or opts.max_concurrency)
+        ceiling = min(c for c in (opts.max_concurrency, self.backend.fixed_concurrency, self.server_ceiling) if c)
         failures = not opts.retry_failed
         self.limit.set_ceiling(ceiling)
         workers = max(1, min(ceiling + max(2, ceiling // 4), len(items)))  # spare threads for cache writes
