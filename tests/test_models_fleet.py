@@ -98,6 +98,32 @@ def test_a_servers_ceiling_holds_whatever_the_runs_options_say(tmp_path, monkeyp
         server.stop()
 
 
+def test_a_busy_server_is_up_and_a_closed_port_is_down(tmp_path, monkeypatch):
+    """In a fleet, one model's server also answers another model's judge: llama.cpp then holds even /v1/models
+    behind the generation in progress. A server that takes the connection but is slow to answer the pre-flight
+    check is up (the run's requests wait their turn); a port where nothing listens fails at once."""
+    import asyncio
+
+    from cfa_lib.models import ModelUnavailableError
+    from tests.servers.mini_http import HttpResponse, MiniHTTPServer
+    from tests.servers.processes import free_port
+
+    async def busy(request, watch):
+        await asyncio.sleep(6)  # longer than the check's 5-second wait
+        return HttpResponse(body={"object": "list", "data": []})
+
+    server = MiniHTTPServer(busy).start()
+    closed = free_port()
+    try:
+        monkeypatch.setenv("CFA_MODELS_FILE", str(write(tmp_path, FILE.format(a=f"{server.url}/v1",
+                                                                              b=f"http://127.0.0.1:{closed}/v1"))))
+        get_client("smollm-a", cache_dir=tmp_path).check()
+        with pytest.raises(ModelUnavailableError, match=f"no OpenAI-compatible server answers at .*:{closed}"):
+            get_client("smollm-b", cache_dir=tmp_path).check()
+    finally:
+        server.stop()
+
+
 @pytest.mark.slow
 def test_two_listed_models_each_reach_their_own_endpoint(llama_server, tmp_path, monkeypatch):  # noqa: F811
     (server_a, count_a), (server_b, count_b) = start_counting_proxy(llama_server), start_counting_proxy(llama_server)

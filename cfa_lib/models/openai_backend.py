@@ -193,6 +193,8 @@ class OpenAIBackend(ServerReplies):
         if is_loopback(self.base_url):
             try:
                 httpx.get(f"{self.base_url}/models", timeout=5.0).raise_for_status()
+            except httpx.ReadTimeout:
+                pass  # it took the connection and is busy answering others (llama.cpp serializes): it is up
             except httpx.HTTPError as exc:
                 raise ModelUnavailableError(
                     f"no OpenAI-compatible server answers at {self.base_url} ({exc}); start it "
