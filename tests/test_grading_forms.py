@@ -634,3 +634,39 @@ def test_kept_out_10_hedges(row_id, verdict):
     """Found by kept-out corpus 10 after its one scoring (in-sample from then on)."""
     question, row = _corpus_row(row_id, "grading_corpus_kept_out_10")
     assert grade_open_answer(question, row["response"], row["finish_reason"]).verdict == verdict
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "reason"), [
+    ("11", "O-open-094", "a later value, 5.12%"),  # 'r = 5.74%? No — ... r = 5.12%': a question is no statement
+    ("11", "O-open-108", "a later value, 1.36"),  # 'appreciated by about 4.6%: the USD/EUR rate rises to 1.36'
+    ("11", "O-open-075", "a later value, $0.018"),  # 'commissions = $180, ...: about $0.018 per share'
+])
+def test_a_later_value_on_the_key_sends_a_wrong_reading_to_the_judge(corpus, row_id, reason):
+    """Found by kept-out corpus 11 after its one scoring: a value graded wrong before a later value that is the
+    key may be a step; the judge decides. A later value in a remark (parentheses, 'if ... would', a footnote,
+    'above the 4.2% you would get') keeps the verdict (bopen-017 and the rows of tests/grading_corpus stay
+    decided: benchmarks/grading.py)."""
+    question, row = _corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert grade.verdict == "judge" and grade.reason.startswith(reason), (grade, row["note"])
+
+
+@pytest.mark.parametrize(("row_id", "verdict", "value"), [
+    ("O-open-021", "no_answer", None),  # '4.97% on a 365-day year, or 4.90% on a 360-day year'
+    ("O-open-117", "no_answer", None),  # '≈ 2.75% on a 365-day basis, or about 2.71% if ... a 360-day year'
+    ("O-open-058", "correct", 1001),  # '24 024 / 24 = 1 001': a text that groups thousands by spaces
+])
+def test_kept_out_11_conventions_and_space_groups(row_id, verdict, value):
+    """Found by kept-out corpus 11 after its one scoring (in-sample from then on)."""
+    question, row = _corpus_row(row_id, "grading_corpus_kept_out_11")
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert grade.verdict == verdict and (value is None or grade.value.value == value), grade
+
+
+def test_a_conclusion_that_leaves_two_letters_open_commits_to_none():
+    """N-mcq-068 (kept-out corpus 10): '... 3.28% (B), or ... 3.23% (A). It depends on the day-count you use, so
+    A or B.' is no answer, whatever letters came before."""
+    question, row = _corpus_row("N-mcq-068", "grading_corpus_kept_out_10")
+    grade = grade_choice(question, row["response"], row["finish_reason"])
+    assert (grade.verdict, grade.letter) == ("no_answer", None)
+    assert extract_choice("I'd say the answer is B, so A or B.", "ABC") is None

@@ -233,6 +233,9 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
         last = lines[-1]
         start, end = last.span("letter")
         return ChoiceReading(_one_letter(body, start, end, last.group("letter"), letters))
+    if re.search(rf"(?:(?i:\bso|\bthen|\bthus|\bhence|\banswer\b)[:\s]*|,)\s*\(?[{letters}]\)?\s+or\s+\(?[{letters}]\)?"
+                 r"[\s.!?*]*\Z", body):
+        return ChoiceReading(None)  # '... depends on the day count, so A or B.': the conclusion leaves two open
     found: dict[int, list[tuple[int, int, str]]] = {}
     for tier, pattern in _choice_patterns(letters):
         for match in pattern.finditer(body):

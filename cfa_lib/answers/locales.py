@@ -20,6 +20,10 @@ _SPACE_GROUPED = re.compile(
 )
 
 
+# '1 001' once the text has grouped another number by plain spaces ('24 024 / 24 = 1 001'); alone it may be two
+_ONE_DIGIT_SPACE_GROUP = re.compile(r"(?<![\d.,])\d(?: \d{3})+(?![\d,]|\.\d{3})")
+
+
 def _join_space_groups(match: re.Match[str]) -> str:
     return re.sub(r"[ \u2009\u202f\u00a0]", ",", match.group())
 
@@ -45,7 +49,10 @@ def normalise_signs(text: str) -> str:
     else:  # '28,79 %' on the answer line of a text that otherwise writes points: no US reading of it exists
         text = _COMMA_DECIMAL.sub(lambda m: _GROUPED_DECIMAL.sub(lambda n: _as_decimal_point(n, True), m.group()),
                                   text)
+    by_spaces = any(" " in m.group() for m in _SPACE_GROUPED.finditer(text))
     text = _SPACE_GROUPED.sub(_join_space_groups, text)
+    if by_spaces:
+        text = _ONE_DIGIT_SPACE_GROUP.sub(_join_space_groups, text)
     # an en/em dash directly before a number is a minus sign unless it joins a range (2019–2020)
     return re.sub(r"(?<![\w)])([–—])(?=\s?[$€£¥]?\d)", "-", text)
 

@@ -94,7 +94,7 @@ from cfa_lib.answers.numbers import (
     symmetric_values,
 )
 from cfa_lib.answers.question_unit import in_stem_unit, stem_unit
-from cfa_lib.answers.settle import bold_elsewhere, key_stated_before, settle, table_after_statement
+from cfa_lib.answers.settle import bold_elsewhere, key_stated_elsewhere, settle, table_after_statement
 from cfa_lib.answers.structured import answer_fields, json_reply
 from cfa_lib.answers.text import clean
 from cfa_lib.answers.value_context import (
@@ -240,7 +240,7 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     graded = _graded(question, in_response_scale(settled, body, question), value_clause(settled), key, tolerance,
                      source)
     if graded.verdict == "incorrect" and source == "heuristic" and graded.value is not None and (
-            earlier := key_stated_before(body, question.stem, settled, match,
+            earlier := key_stated_elsewhere(body, question.stem, settled, match,
                                          lambda r: _same_magnitude(r, graded.value, question, key))):
         return OpenGrade("judge", None, earlier, source)
     return graded

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 
 from cfa_lib.answers.asked import asked_quantity, mentions, statements, worded
-from cfa_lib.answers.commitment import from_stem, sentence_spans
+from cfa_lib.answers.commitment import from_stem, is_aside, sentence_spans
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, stated_in, value_clause
 from cfa_lib.answers.locales import normalise_signs
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
@@ -219,23 +219,55 @@ _TAKEN_BACK = re.compile(r"(?i)\b(?:actually|wait|correction|oops|hmm|on\s+refle
                          r"(?:go|use|take)|redo|re-?check|double-check|should\s+be|mistake|error|but)\b")
 
 
+_OPERATOR_BEFORE = re.compile(r"(?:[-+×*/÷^−(]|\b(?:plus|minus|times|less|divided\s+by))[ \t]*[$€£¥]?\Z")
 _OPERATOR_AFTER = re.compile(r"(?i)[ \t]*\)?[ \t]*(?:[-+×*/÷^−]|(?:plus|minus|times|less|divided)\b)")
 
 
-def key_stated_before(body: str, stem: str, reading: Reading, on_key: Match, same: Callable[[Reading], bool]) -> str:
-    """Why a value graded wrong may not be the committed answer, or '': an earlier result in the response falls in
-    the key's window and nothing between takes it back, so the value read may be an aside after the answer
-    ('Deposit = £413.89 per quarter. Over 40 quarters the saver puts in a total of £16,556'). An operand
-    ('0.55% + 0.80%', '(€100 million) plus'), a fraction, a number copied from the stem, or the read value with
-    another sign or direction ('$13 million' then 'decreased by $13 million') is not such a result. Only the judge
-    can tell."""
-    for found in scan_values(body[: reading.position]):
+def key_stated_elsewhere(body: str, stem: str, reading: Reading, on_key: Match, same: Callable[[Reading], bool]
+                         ) -> str:
+    """Why a value graded wrong may not be the committed answer, or '': another result in the response falls in
+    the key's window, so the value read may be an aside or a step, and only the judge can tell:
+
+    * an earlier one that nothing between takes back ('Deposit = £413.89 per quarter. Over 40 quarters the saver
+      puts in a total of £16,556');
+    * a later one ('$180 of commissions over the 10,000-share order: about $0.018 per share', 'appreciated by
+      about 4.6%: the rate rises to 1.36', 'r = 5.74%? No — ... r = 5.12%').
+
+    An operand ('0.55% + 0.80%', '(€100 million) plus'), a fraction, a number copied from the stem, or the read
+    value with another sign or direction ('$13 million' then 'decreased by $13 million') is not such a result."""
+    end = reading.position + len(reading.token)
+    asks_back = _sentence_at(body, reading.position)[1].rstrip(" *").endswith("?")  # 'r = 5.74%? No — ...'
+    for found in scan_values(body):
+        if reading.position <= found.start < end:
+            continue
         token = body[found.start : found.end]
-        earlier = Reading(found.number, body, found)
+        other = Reading(found.number, body, found)
         if "/" in token or token.strip() in stem or _OPERATOR_AFTER.match(body, found.end):
             continue
-        if same(earlier) or not on_key(earlier) or _TAKEN_BACK.search(body, found.end, reading.position):
+        if same(other) or not on_key(other):
             continue
-        return (f"an earlier result, {token.strip()}, is the key's value and is not taken back before "
-                f"{reading.token.strip()}")
+        if found.start < reading.position:
+            if not _TAKEN_BACK.search(body, found.end, reading.position):
+                return (f"an earlier result, {token.strip()}, is the key's value and is not taken back before "
+                        f"{reading.token.strip()}")
+        elif not _OPERATOR_BEFORE.search(body, 0, found.start) and (
+                asks_back or not _remark_at(body, found.start, stem)):
+            return f"a later value, {token.strip()}, is the key's value: {reading.token.strip()} may be a step"
     return ""
+
+
+def _sentence_at(body: str, position: int) -> tuple[int, str]:
+    """The sentence holding `position`, and where it starts."""
+    return next(((at, part) for at, part in reversed(sentence_spans(body)) if at <= position), (0, ""))
+
+
+def _remark_at(body: str, position: int, stem: str) -> bool:
+    """The value at `position` is in a remark after the answer: in parentheses, or in a sentence that compares,
+    supposes or notes ('(If the put premium were also counted, it would be 3.71%.)', 'Footnote: ...')."""
+    open_at = body.rfind("(", 0, position)
+    if open_at >= 0 and body.rfind(")", open_at, position) < 0:
+        return True
+    at, sentence = _sentence_at(body, position)
+    before = body[at:position]
+    return bool(_COMPARED_WITH.search(before)) or is_aside(sentence, stem) or bool(_SUPPOSED.search(sentence)) or bool(
+        re.search(r"(?i)\b(?:footnote|complement\w*|some\s+texts|alternative\w*)\b", sentence))
