@@ -24,8 +24,9 @@ RECORDED = {
     "grading_corpus_kept_out_7": (2, 268, 292),
     "grading_corpus_kept_out_8": (6, 280, 302),
     "grading_corpus_kept_out_9": (5, 275, 303),
-    "grading_corpus_kept_out_10": (4, 283, 309),
+    "grading_corpus_kept_out_10": (4, 284, 309),
     "grading_corpus_kept_out_11": (0, 239, 263),
+    "grading_corpus_kept_out_12": (2, 307, 329),
 }
 
 

@@ -670,3 +670,31 @@ def test_a_conclusion_that_leaves_two_letters_open_commits_to_none():
     grade = grade_choice(question, row["response"], row["finish_reason"])
     assert (grade.verdict, grade.letter) == ("no_answer", None)
     assert extract_choice("I'd say the answer is B, so A or B.", "ABC") is None
+
+
+@pytest.mark.parametrize(("row_id", "verdict", "value"), [
+    ("P-open-048", "no_answer", None),  # '... if in thousands, $7,000. Either reading is possible ...'
+    ("P-open-095", "no_answer", None),  # '$38,400. Hmm, but ... closer to $34,900. I can't rule either out'
+    ("P-open-150", "correct", 72_200),  # Portuguese 'US$ 72.200' among '445.800', '518.000': dots group thousands
+    ("P-open-187", "correct", 26.92),  # full-width '約２６．９２％'
+    ("P-open-210", "correct", 95.723),  # '$957.23 per $1,000 bond' against a key per 100 of par
+    ("P-open-215", "judge", None),  # 'FINAL ANSWER: 60 quarterly deposits of £306.11': two values on the line
+    ("P-open-219", "incorrect", None),  # 'FINAL ANSWER: 0.4875%' against the probability 0.49
+])
+def test_kept_out_12_open_forms(row_id, verdict, value):
+    """Found by kept-out corpus 12 after its one scoring (in-sample from then on)."""
+    question, row = _corpus_row(row_id, "grading_corpus_kept_out_12")
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert grade.verdict == verdict, (grade, row["note"])
+    assert value is None or math.isclose(grade.value.value, value, rel_tol=1e-4), grade
+
+
+@pytest.mark.parametrize(("row_id", "letter"), [
+    ("P-mcq-007", "C"),  # 'Neither A nor B is the inaccurate one, so it must be C — ...'
+    ("P-mcq-081", "C"),  # 'Of the three, the third option is least likely to affect capital structure.'
+    ("P-mcq-093", "B"),  # '... so the second option fits best.'
+])
+def test_kept_out_12_letter_forms(row_id, letter):
+    """Found by kept-out corpus 12 after its one scoring (in-sample from then on)."""
+    question, row = _corpus_row(row_id, "grading_corpus_kept_out_12")
+    assert grade_choice(question, row["response"], row["finish_reason"]).letter == letter

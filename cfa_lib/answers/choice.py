@@ -65,11 +65,14 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
     # "... credit quality is high. So A.": a closing sentence that is only a connective and a letter
     # "..., which leaves C.", "Neither A nor B is a contra asset, so C: the allowance ...", "... It is B."
     closing = rf"(?m)(?:^|(?<=[.!?,;])\s+)(?i:so|thus|therefore|hence|which\s+leaves|that\s+leaves|leaving|" \
-              rf"it\s+is|it['’]s)[,:]?\s+" \
-              rf"(?:(?i:option|choice)\s+)?[(\[]?(?P<letter>[{letters}])[)\]]?(?:\s*[.!]?[ \t]*$|:\s)"
+              rf"it\s+is|it['’]s|(?:so\s+)?it\s+must\s+be)[,:]?\s+" \
+              rf"(?:(?i:option|choice)\s+)?[(\[]?(?P<letter>[{letters}])[)\]]?(?:\s*[.!]?[ \t]*$|:\s|\s+[—–]\s)"
     # "$120 (option C).", "i.e. option B.", "Option A (standardized) — ...", "Option (C): ...", "... → B",
     # "... it will generate (B).": a letter named at the end of a statement
     named = rf"(?i:\boption|\bchoice)\s*[(\[]?{letter}[)\]]?(?=\s*(?:\([^)]*\)\s*)?(?:[.)!:;—–]|-\s|$))"
+    # "... so the second option fits best.", "Of the three, the third option is least likely to ...": an option
+    # the closing sentence says something of (ordinals are read as letters first, `_ordinals_as_letters`)
+    named_then = rf"(?i:\boption)\s+{letter}\s+(?i:is|fits|seems|looks|matches|describes)\b(?!\s+not\b)[^.\n]*[.!]?\s*$"
     arrow = rf"(?m)(?:→|⇒|=>|->)\s*[(\[]?{letter}[)\]]?\s*[.!]?[ \t]*$"
     end_label = rf"(?m)(?<=\s)\((?P<letter>[{letters}])\)\s*[.!]?[ \t]*$"
     # "... complies with the entire Code: B.": a letter after a colon closing the response
@@ -83,6 +86,7 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         (2, re.compile(verdict_verb)),
         (2, re.compile(closing)),
         (3, re.compile(named)),
+        (3, re.compile(named_then)),
         (3, re.compile(arrow)),
         (3, re.compile(end_label)),
         (3, re.compile(end_colon)),
@@ -173,6 +177,18 @@ _LOOKALIKES = str.maketrans("АБСЕабсеΑΒΕＡＢＣＤＥａｂｃｄ�
 _LONE_LOOKALIKE = re.compile(r"(?<!\w)[АБСЕабсеΑΒΕ](?=[ \t]*(?:[).:;!*\]]|$))|[Ａ-Ｅａ-ｅ]", re.MULTILINE)
 
 
+_ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4}
+
+
+def _ordinals_as_letters(body: str, letters: str) -> str:
+    """'the third option' and 'option #1' (options numbered as people count them) as 'option C' and 'option A'."""
+    def letter(index: int, whole: str) -> str:
+        return f"option {letters[index]}" if 0 <= index < len(letters) else whole
+    body = re.sub(r"(?i)\bthe\s+(first|second|third|fourth|fifth)\s+(?:option|choice)\b",
+                  lambda m: letter(_ORDINALS[m.group(1).lower()], m.group()), body)
+    return re.sub(r"(?i)\b(?:option|choice)\s*#\s*([1-5])\b", lambda m: letter(int(m.group(1)) - 1, m.group()), body)
+
+
 def latin_letters(body: str) -> str:
     """A letter written in another script as its Latin twin, where it stands alone before punctuation or the end
     of a line ('Ответ: А' is A); a Russian word such as the preposition 'В соответствии' is left alone."""
@@ -227,7 +243,7 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
             said = read_choice(prose, letters).letter
             return ChoiceReading(named.pop()) if said in (None, *named) else ChoiceReading(
                 None, "the prose and the JSON answer name different letters")
-    body = _STRUCK.sub(_struck, body)
+    body = _ordinals_as_letters(_STRUCK.sub(_struck, body), letters)
     lines = _answer_lines(body, letters)
     if lines:
         last = lines[-1]

@@ -109,6 +109,10 @@ UNDECIDED = re.compile(
     r"|\b(?:can['’]?t|cannot)\s+pin\s+(?:this|it|that)\s+down\b|\bwithout\s+knowing\s+which\b"
     r"|\b(?:does(?:n['’]t|\s+not)|did(?:n['’]t|\s+not))\s+specify\s+which\b"
     r"|\bunder\s+one\s+(?:convention|reading|interpretation|assumption)\b[^.]{0,80}\bunder\s+the\s+other\b"
+    # "Either reading is possible from the information given", "I can't rule either out from the wording"
+    r"|\beither\s+(?:reading|interpretation|convention|assumption|one|answer|value)\s+(?:is|seems|could\s+be|may\s+be)\s+"
+    r"(?:possible|valid|defensible|plausible|reasonable|right)\b"
+    r"|\b(?:can['’]?t|cannot|can\s+not)\s+rule\s+(?:either|one|any)\s+(?:of\s+them\s+)?out\b"
 )
 # "8.0% or 8.16%", "2.83 or maybe the 2.62 figure": two values joined by "or" (a restatement of one value,
 # "0.15, or 15%", is not a hedge)

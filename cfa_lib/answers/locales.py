@@ -84,13 +84,20 @@ _DOT_GROUPED_DECIMAL = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3})+,\d+")
 
 
 def dots_group_thousands(text: str) -> bool:
-    """Some number of the text settles its dots as thousands ('1.000.000', '81.481,48')."""
-    return bool(_DOT_GROUPS.search(text) or _DOT_GROUPED_DECIMAL.search(text))
+    """Some number of the text settles its dots as thousands ('1.000.000', '81.481,48'), or, in a text that writes
+    no decimal point, a round '518.000' among other dot groups ('44.580 × 10 = US$ 445.800; 518.000 − 445.800')."""
+    return bool(_DOT_GROUPS.search(text) or _DOT_GROUPED_DECIMAL.search(text) or _round_dot_groups(text))
+
+
+def _round_dot_groups(text: str) -> bool:
+    return (len(AMBIGUOUS_DOT_GROUP.findall(text)) >= 2 and bool(AMBIGUOUS_POINT.search(text))
+            and not writes_decimal_point(text))
 
 
 def dot_thousands(text: str) -> bool:
-    """The text groups thousands with dots ('1.000.000 USD ... 900.000 USD') and writes no decimal point."""
-    return bool(_DOT_GROUPS.search(text)) and not writes_decimal_point(text)
+    """The text groups thousands with dots ('1.000.000 USD ... 900.000 USD', or a round '518.000' among other dot
+    groups) and writes no decimal point."""
+    return bool(_DOT_GROUPS.search(text) or _round_dot_groups(text)) and not writes_decimal_point(text)
 
 
 @functools.lru_cache(maxsize=1024)  # asked of one text several times while it is graded

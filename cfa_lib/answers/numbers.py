@@ -301,13 +301,16 @@ def _canonical(x: Number) -> float:
 
 def aligned_values(x: Number | float, reference: Number | float) -> tuple[float, float]:
     """(x, reference) on one scale. Percent signs are read as /100; when only one of the two carries
-    '%' it may also be a number of percentage points (8.0 vs 8%), and the closer reading is used."""
+    '%' it may also be a number of percentage points (8.0 vs 8%), and the closer reading is used, except that a
+    percentage against a bare fraction below 1 (a probability, 0.49) is only that percentage of 1."""
     x, reference = _as_number(x), _as_number(reference)
     ref = _canonical(reference)
     if (x.unit == PERCENT) == (reference.unit == PERCENT):
         return _canonical(x), ref
     if reference.unit == PERCENT:  # bare x: a fraction (0.08) or percentage points (8.0)
         readings = [x.value, x.value / 100]
+    elif abs(ref) < 1:  # x in percent, a bare fraction as reference (a probability, 0.49): '0.4875%' is 0.004875
+        readings = [x.value / 100]
     else:  # x in percent, bare reference: compare as fraction (0.08) or as points (8.0)
         readings = [x.value / 100, x.value]
     return min(readings, key=lambda r: abs(r - ref)), ref

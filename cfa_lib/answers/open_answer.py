@@ -239,10 +239,10 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         return OpenGrade("judge", None, f"an unknown word next to the value: {word}", source)
     graded = _graded(question, in_response_scale(settled, body, question), value_clause(settled), key, tolerance,
                      source)
-    if graded.verdict == "incorrect" and source == "heuristic" and graded.value is not None and (
-            earlier := key_stated_elsewhere(body, question.stem, settled, match,
-                                         lambda r: _same_magnitude(r, graded.value, question, key))):
-        return OpenGrade("judge", None, earlier, source)
+    if graded.verdict == "incorrect" and graded.value is not None and (
+            elsewhere := key_stated_elsewhere(text, question.stem, settled, match,
+                                              lambda r: _same_magnitude(r, graded.value, question, key))):
+        return OpenGrade("judge", None, elsewhere, source)  # the body, or the FINAL ANSWER line's other values
     return graded
 
 

@@ -41,9 +41,14 @@ def _fraction(match: re.Match[str]) -> str:
     return "/".join(p.strip() for p in parts)
 
 
+# full-width forms of ASCII, as Chinese and Japanese text writes them ('２６．９２％', 'Ａ'), and the ideographic space
+_FULL_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+
+
 def clean(text: str | None) -> str:
-    """The answer part of a response as plain text: reasoning blocks dropped, LaTeX and markup unwrapped."""
-    text = split_thinking(text or "")[0]
+    """The answer part of a response as plain text: reasoning blocks dropped, full-width characters as their
+    ASCII forms, LaTeX and markup unwrapped."""
+    text = split_thinking(text or "")[0].translate(_FULL_WIDTH)
     text = _unwrap_latex(text)
     text = re.sub(r"</?(?:b|strong|em|i|u|p|br|span|div)\b[^>]*>", " ", text, flags=re.I)
     return text.replace("**", "").replace("__", "").replace("·", "×").replace("⋅", "×")

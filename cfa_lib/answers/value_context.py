@@ -28,7 +28,7 @@ def in_asked_time_unit(reading: Reading, question: Question, value: Number) -> N
     return Number(value.value * MONTHS_IN[written.group(1).lower().rstrip("s")] / MONTHS_IN[wanted])
 
 
-_PER_PAR = r"(?i:\bper\s+[$€£¥]?\s?(?P<n>\d{1,3}(?:,\d{3})*|\d+)\s+(?:of\s+)?(?:par|face|nominal))"
+_PER_PAR = r"(?i:\bper\s+[$€£¥]?\s?(?P<n>\d{1,3}(?:,\d{3})*|\d+)\s+(?:of\s+)?(?:par|face|nominal|bond))"
 
 
 def par_basis(reading: Reading, question: Question, value: Number) -> Number | str:
