@@ -35,7 +35,9 @@ from cfa_lib.perturbation.records import finish
 from cfa_lib.perturbation.rederive import rederive
 from cfa_lib.perturbation.rewrite import check_rewrite
 from cfa_lib.perturbation.separation import memory_finds_key, separates
-from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, decide, verify_template
+from cfa_lib.perturbation.template_check import REL_TOL, TemplateCheck
+from cfa_lib.perturbation.template_rules import decide
+from cfa_lib.perturbation.templates import Template, verify_template
 from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan
 from cfa_lib.perturbation.values import draw_number, draw_within
 

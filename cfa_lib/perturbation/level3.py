@@ -37,7 +37,9 @@ from cfa_lib.perturbation.plan import (
 )
 from cfa_lib.perturbation.records import finish
 from cfa_lib.perturbation.separation import answer_in_original, memory_finds_key
-from cfa_lib.perturbation.templates import REL_TOL, Template, TemplateCheck, apply_edits
+from cfa_lib.perturbation.template_check import REL_TOL, TemplateCheck
+from cfa_lib.perturbation.template_rules import apply_edits
+from cfa_lib.perturbation.templates import Template
 from cfa_lib.perturbation.types import Check, ParameterInfo, PerturbationRecord, Plan, Verification
 from cfa_lib.perturbation.values import changeable, draw_number, possible, solve_for
 

@@ -22,7 +22,7 @@ from cfa_lib.perturbation.domain import Domain, never_inside
 from cfa_lib.perturbation.formula import Formula, FormulaError
 from cfa_lib.perturbation.number_text import NumberText, count_span, find_numbers
 from cfa_lib.perturbation.records import finish
-from cfa_lib.perturbation.templates import REL_TOL, TemplateCheck
+from cfa_lib.perturbation.template_check import REL_TOL, TemplateCheck
 from cfa_lib.perturbation.types import Check, PerturbationRecord, Plan, Verification
 from cfa_lib.perturbation.values import changeable, draw_number, solve_for
 from cfa_lib.prompts import PERTURB_REWRITE_CHANGE_USER, PERTURB_REWRITE_UNKNOWN_USER

@@ -19,7 +19,8 @@ from cfa_lib.perturbation.accounting import Slot, written_numbers
 from cfa_lib.perturbation.formula import FormulaError
 from cfa_lib.perturbation.number_text import NumberText, find_numbers
 from cfa_lib.perturbation.schema import Template
-from cfa_lib.perturbation.templates import REL_TOL, TemplateCheck, decide
+from cfa_lib.perturbation.template_check import REL_TOL, TemplateCheck
+from cfa_lib.perturbation.template_rules import decide
 from cfa_lib.perturbation.types import PerturbationRecord
 from cfa_lib.perturbation.values import solve_for
 from cfa_lib.perturbation.verify import at_written_precision
