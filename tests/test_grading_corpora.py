@@ -18,7 +18,7 @@ RECORDED = {
     "grading_corpus_kept_out_2": (0, 309, 350),
     "grading_corpus_kept_out_3": (0, 156, 170),
     "grading_corpus_kept_out_4": (0, 146, 160),
-    "grading_corpus_fresh_2": (0, 287, 310),
+    "grading_corpus_fresh_2": (0, 288, 310),
     "grading_corpus_kept_out_5": (1, 234, 251),
     "grading_corpus_kept_out_6": (4, 274, 297),
     "grading_corpus_kept_out_7": (2, 268, 292),
@@ -26,7 +26,7 @@ RECORDED = {
     "grading_corpus_kept_out_9": (5, 275, 303),
     "grading_corpus_kept_out_10": (4, 284, 309),
     "grading_corpus_kept_out_11": (0, 239, 263),
-    "grading_corpus_kept_out_12": (2, 307, 329),
+    "grading_corpus_kept_out_12": (2, 308, 329),
 }
 
 

@@ -680,6 +680,7 @@ def test_a_conclusion_that_leaves_two_letters_open_commits_to_none():
     ("P-open-210", "correct", 95.723),  # '$957.23 per $1,000 bond' against a key per 100 of par
     ("P-open-215", "judge", None),  # 'FINAL ANSWER: 60 quarterly deposits of £306.11': two values on the line
     ("P-open-219", "incorrect", None),  # 'FINAL ANSWER: 0.4875%' against the probability 0.49
+    ("P-open-057", "correct", 15.33),  # JSON: 'inputs': {'price': 25, ...}, 'result': {'margin_call_price': 15.33}
 ])
 def test_kept_out_12_open_forms(row_id, verdict, value):
     """Found by kept-out corpus 12 after its one scoring (in-sample from then on)."""

@@ -266,19 +266,26 @@ def _candidates(line: str, stem: str) -> list[str]:
 _UNIT_SUFFIX = {"pct": "%", "percent": "%", "bps": " bps", "bp": " bps", "usd": " USD", "eur": " EUR", "gbp": " GBP"}
 
 
+_GIVEN = frozenset("input inputs given givens data assumptions parameters params known knowns".split())  # not answers
+
+
 def _graded_json(question: Question, reply: dict, finish_reason: str | None, tolerance: float) -> OpenGrade:
     """A JSON reply: its answer field ('answer', 'final_answer') or else the field named by the asked quantity
-    ('irr', 'price', 'correlation'; a unit suffix '_pct', '_bps' is the value's unit) is the answer; no such
-    field, or two that disagree, is the judge's."""
+    ('irr', 'price', 'correlation'; a unit suffix '_pct', '_bps' is the value's unit), at the top level or one
+    level down, is the answer; no such field, or two that disagree, is the judge's."""
     fields = answer_fields(reply)
     if not fields:
         asked = asked_quantity(question.stem)
         named = set() if asked is None else {asked.head, *asked.modifiers, (asked.acronym or "").lower()} - {""}
-        fields = [(name, value) for name, value in reply.items() if not isinstance(value, dict | list)
-                  and (words := [w for w in name.lower().split("_") if w not in _UNIT_SUFFIX]) and set(words) <= named]
+        # its scalar fields, and those one level down ('{"inputs": {...}, "result": {"margin_call_price": 15.33}}')
+        scalars = [(name, value) for name, value in reply.items() if not isinstance(value, dict | list)] + [
+            (name, value) for outer, inner in reply.items() if isinstance(inner, dict) and outer.lower() not in _GIVEN
+            for name, value in inner.items() if not isinstance(value, dict | list)]
+        fields = [(name, value) for name, value in scalars
+                  if (words := [w for w in name.lower().split("_") if w not in _UNIT_SUFFIX]) and set(words) <= named]
         if not fields and asked is not None:  # the one field naming the asked noun: 'expected_terminal_price'
-            heads = [(name, value) for name, value in reply.items() if not isinstance(value, dict | list)
-                     and asked.head.rstrip("s") in {w.rstrip("s") for w in name.lower().split("_")}]
+            heads = [(name, value) for name, value in scalars
+                     if asked.head.rstrip("s") in {w.rstrip("s") for w in name.lower().split("_")}]
             fields = heads if len(heads) == 1 else []
     if not fields:
         return OpenGrade("judge", None, "the JSON reply has no field for the asked quantity")
