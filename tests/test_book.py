@@ -60,6 +60,16 @@ def test_run_metadata_page_lists_the_reference_runs_with_their_tokens_and_cost(t
     assert f"Current prompt version: `{PROMPT_VERSION}`" in page
 
 
+def test_the_appendix_says_where_each_runs_answers_came_from():
+    """Issue #36: the endpoint (scheme, host, port; never a key) and the server's name for the model, from the
+    results file's engine metadata; an embedded model is in process; the original study's files do not say."""
+    fleet = {"engine": {"subject": {"model": "qwen3-32b", "served_as": "Qwen/Qwen3-32B",
+                                    "endpoint": "http://node1:8000"}}}
+    assert pages.served_at(fleet) == "http://node1:8000 (Qwen/Qwen3-32B)"
+    assert pages.served_at({"engine": {"subject": {"model": "local", "concurrency": "fixed"}}}) == "in process"
+    assert pages.served_at({"model": "gpt-4o-mini"}) is None
+
+
 def test_our_usage_is_summed_over_subject_and_judge_calls():
     summary = {"usage": {
         "subject": {"n_calls": 16, "cache_hits": 10, "prompt_tokens": 1000, "completion_tokens": 500,

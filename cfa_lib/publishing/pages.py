@@ -93,13 +93,25 @@ def run_usage(summary: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def served_at(metadata: Mapping[str, Any]) -> str | None:
+    """Where the run's answers came from: the subject's endpoint (scheme, host, port) and the name its server
+    knows it by ('http://node1:8000 (Qwen/Qwen3-32B)'), 'in process' for an embedded model, None when the file
+    does not say (the original study's runs)."""
+    subject = ((metadata.get("engine") or {}).get("subject")) or {}
+    if not subject:
+        return None
+    if "endpoint" not in subject:
+        return "in process"
+    return f"{subject['endpoint']} ({subject.get('served_as') or subject.get('model')})"
+
+
 def run_metadata_page(results_dir: Path | None = None) -> str:
     """Markdown tables of the runs the paper shows and of the software that made them."""
     from cfa_lib.prompts import PROMPT_VERSION
     from cfa_lib.report.runs import collect_runs
 
     own_versions = ", ".join(f"{e.title} `{e.prompt_version}`" for e in EXPERIMENTS.values() if e.own_prompts)
-    header = ["experiment", "model", "dataset", "questions", "judge", "prompt version", "package",
+    header = ["experiment", "model", "dataset", "questions", "judge", "served at", "prompt version", "package",
               "timestamp", "calls", "cache hits", "tokens", "cost (USD)", "source"]
     rows = []
     for experiment in EXPERIMENTS:
@@ -110,7 +122,7 @@ def run_metadata_page(results_dir: Path | None = None) -> str:
             cost = use["cost_usd"]
             rows.append([
                 experiment, run.label, meta.get("dataset"), meta.get("n_questions"),
-                meta.get("judge_model"), meta.get("prompt_version"), meta.get("package_version"),
+                meta.get("judge_model"), served_at(meta), meta.get("prompt_version"), meta.get("package_version"),
                 meta.get("timestamp"), use["calls"], use["cache_hits"],
                 None if use["tokens"] is None else f"{int(use['tokens']):,}",
                 None if cost is None else f"{cost:.4f}",
