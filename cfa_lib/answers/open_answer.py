@@ -21,7 +21,9 @@ decides on"); anything outside it, or a second candidate it cannot rule out, goe
 
 * value: one number, in digits or number words; US digits (113,733.21), a decimal comma with dot or space
   thousands (28,79; 40.082,64; 16 215,64) in a text that writes no decimal point, an unambiguous decimal
-  comma anywhere (28,79 %), dot thousands in a text that writes '1.000.000' and no decimal point, apostrophe
+  comma anywhere (28,79 %), dot thousands in a text that writes '1.000.000' (or a round '518.000' among other dot
+  groups) and no decimal point, space thousands ('1 001' once another number is so grouped), full-width digits,
+  apostrophe
   thousands (7'220.39), scientific notation (2.8785E-01, 1.2 × 10², 6.6 × 10^{-3}), 万, 億/亿 and their sums
   (1億6,990万); '1,234' in a text that writes decimal commas, '900.000' in a text that writes no other decimal
   point, a CJK numeral read only in part (1億6千万) and the text's only comma group when it is the key only with a
@@ -36,7 +38,9 @@ decides on"); anything outside it, or a second candidate it cannot rule out, goe
   alike, and prose around the block may hold no value but a year), the last `FINAL ANSWER:` line
   (its parts naming the asked quantity when it has several), or the concluding statement; a remark in
   parentheses after the value, a level after a change ('by 66 bps, from 3.15% to 3.81%'), a comparison or a
-  supposition are not the answer; nor is a footnote ('¹ ...'); a table cell after a stated value is deferred;
+  supposition are not the answer; nor is a footnote ('¹ ...'); a table cell after a stated value is deferred, and
+  so is a value graded wrong beside another result on the key (earlier and not taken back, or later and not in
+  a remark: `settle.key_stated_elsewhere`);
 * the key: its number, matched within min(2 %, half the gap to the nearest option), or within its own
   rounding when written coarser than that ('€6', '0.0') and nearer to it than to any other option; a bare number
   that falls on two options as a fraction and as percentage points ('0.30' against 0 %, 30 %, 70 %) is deferred.
