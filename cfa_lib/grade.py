@@ -9,10 +9,14 @@ decided, and how many were deferred to the judge (a deferral costs a judge call,
 costs the study: the reader defers whenever it cannot point at the committed answer). A bad line (not
 JSON, a missing field, an unknown question id) gets a message naming its line number, is skipped and
 counted; the exit code is then 1.
+
+Answers are graded against the audited keys, as every run is (`--keys original`: the dataset's own keys); a
+question the key audit sets aside is named, counted and not graded.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections import Counter
@@ -21,14 +25,24 @@ from pathlib import Path
 
 from cfa_lib.answers.open_answer import VERDICTS, grade_choice, grade_open_answer
 from cfa_lib.checks import CommandLine
-from cfa_lib.data import DATASET_NAMES, dataset_of, questions_by_id
+from cfa_lib.data import DATASET_NAMES, Question, dataset_of, load_dataset
+from cfa_lib.key_audit import KeyChanges, Keys, apply_audit
 
 
-def grade_lines(lines: Iterable[str | bytes], dataset: str | None = None, tolerance: float = 0.02):
-    """(verdict rows, bad-line messages) for an iterable of JSONL lines, text or bytes (a line that is not
-    UTF-8 is named and skipped, the rest graded)."""
+@functools.cache
+def _graded_against(dataset: str, keys: Keys) -> tuple[dict[str, Question], KeyChanges]:
+    questions, changes = apply_audit(load_dataset(dataset), keys)
+    return {q.id: q for q in questions}, changes
+
+
+def grade_lines(lines: Iterable[str | bytes], dataset: str | None = None, tolerance: float = 0.02,
+                keys: Keys = "audited"):
+    """(verdict rows, bad-line messages, set-aside messages) for an iterable of JSONL lines, text or bytes (a line
+    that is not UTF-8 is named and skipped, the rest graded), against the `keys` (audited: a question the audit
+    sets aside is named in the third list and not graded)."""
     rows: list[dict] = []
     bad: list[str] = []
+    set_aside: list[str] = []
     for number, line in enumerate(lines, start=1):
         if isinstance(line, bytes):
             try:
@@ -55,7 +69,12 @@ def grade_lines(lines: Iterable[str | bytes], dataset: str | None = None, tolera
         if name is None:
             bad.append(f"line {number}: unknown question id {question_id!r} (expected easy_N or challenge_N)")
             continue
-        question = questions_by_id(name).get(question_id)
+        graded_against, changes = _graded_against(name, keys)
+        if question_id in changes.set_aside:
+            set_aside.append(f"line {number}: {question_id} is set aside by the key audit "
+                             f"({changes.set_aside[question_id]}); --keys original grades it against the dataset's key")
+            continue
+        question = graded_against.get(question_id)
         if question is None:
             bad.append(f"line {number}: unknown question id {question_id!r} in dataset {name!r}")
             continue
@@ -72,7 +91,7 @@ def grade_lines(lines: Iterable[str | bytes], dataset: str | None = None, tolera
         if grade.letter is None:
             row.pop("letter")
         rows.append(row)
-    return rows, bad
+    return rows, bad, set_aside
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None,
                         help="verdicts JSONL (default: <responses>.verdicts.jsonl)")
     parser.add_argument("--tolerance", type=float, default=0.02, help="relative tolerance (default 0.02)")
+    parser.add_argument("--keys", choices=("audited", "original"), default="audited",
+                        help="the audited answer keys (default, as every run) or the dataset's own")
     args = parser.parse_args(argv)
     if args.tolerance < 0:
         parser.error(f"--tolerance={args.tolerance} must be a non-negative number")
@@ -91,15 +112,18 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:
         print(f"cannot read {args.responses}: {error.strerror}", file=sys.stderr)
         return 2
-    rows, bad = grade_lines(data.removeprefix(b"\xef\xbb\xbf").splitlines(), args.dataset, args.tolerance)
+    rows, bad, set_aside = grade_lines(data.removeprefix(b"\xef\xbb\xbf").splitlines(), args.dataset, args.tolerance,
+                                       args.keys)
     out = args.out or args.responses.with_suffix(".verdicts.jsonl")
     out.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
-    for message in bad:
+    for message in bad + set_aside:
         print(message, file=sys.stderr)
     counts = Counter(row["verdict"] for row in rows)
     print(f"{len(rows)} graded, written to {out}")
     for verdict in VERDICTS:
         print(f"  {verdict:<10} {counts.get(verdict, 0)}")
+    if set_aside:
+        print(f"  {'set aside':<10} {len(set_aside)} (the key audit: datasets/key_audit/)")
     if bad:
         print(f"  {'bad lines':<10} {len(bad)}")
     print("decided by:")

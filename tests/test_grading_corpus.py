@@ -264,3 +264,27 @@ def test_grade_command_skips_an_undecodable_line_and_grades_the_rest(tmp_path):
     assert "line 2: not UTF-8 (byte 0x80 at column" in done.stderr and "Traceback" not in done.stderr
     assert [json.loads(line)["verdict"] for line in out.read_text(encoding="utf-8").splitlines()] == ["correct"] * 2
     assert "bad lines  1" in done.stdout
+
+
+def test_grade_command_grades_against_the_audited_keys_as_every_run_does(tmp_path):
+    """The key audit corrected easy_77 (A to B: the false statement is B's 'shorter tails') and set easy_61 aside
+    (several options right): the command grades against the audited key and names the question set aside;
+    `--keys original` grades both against the dataset's keys."""
+    lines = [json.dumps({"question_id": "easy_77", "format": "mcq", "response": "ANSWER: B"}),
+             json.dumps({"question_id": "easy_61", "format": "mcq", "response": "ANSWER: B"})]
+    source = tmp_path / "responses.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def grade(*extra: str) -> tuple[subprocess.CompletedProcess, list[dict]]:
+        out = tmp_path / "verdicts.jsonl"
+        done = subprocess.run([sys.executable, "-m", "cfa_lib.grade", str(source), "--out", str(out), *extra],
+                              capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""})
+        return done, [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+    done, verdicts = grade()
+    assert done.returncode == 0, done.stderr
+    assert [(v["question_id"], v["verdict"]) for v in verdicts] == [("easy_77", "correct")]
+    assert "line 2: easy_61 is set aside by the key audit (several_right)" in done.stderr
+    assert "set aside  1" in done.stdout
+    done, verdicts = grade("--keys", "original")
+    assert [(v["question_id"], v["verdict"]) for v in verdicts] == [("easy_77", "incorrect"), ("easy_61", "correct")]
