@@ -27,6 +27,7 @@ RECORDED = {
     "grading_corpus_kept_out_10": (4, 284, 309),
     "grading_corpus_kept_out_11": (0, 239, 263),
     "grading_corpus_kept_out_12": (2, 308, 329),
+    "grading_corpus_kept_out_13": (7, 264, 290),
 }
 
 
