@@ -21,13 +21,13 @@ RECORDED = {
     "grading_corpus_fresh_2": (0, 288, 310),
     "grading_corpus_kept_out_5": (1, 234, 251),
     "grading_corpus_kept_out_6": (4, 274, 297),
-    "grading_corpus_kept_out_7": (2, 268, 292),
+    "grading_corpus_kept_out_7": (1, 268, 292),
     "grading_corpus_kept_out_8": (6, 280, 302),
     "grading_corpus_kept_out_9": (5, 275, 303),
     "grading_corpus_kept_out_10": (4, 284, 309),
     "grading_corpus_kept_out_11": (0, 239, 263),
     "grading_corpus_kept_out_12": (2, 308, 329),
-    "grading_corpus_kept_out_13": (7, 264, 290),
+    "grading_corpus_kept_out_13": (0, 264, 290),
 }
 
 

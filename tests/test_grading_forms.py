@@ -699,3 +699,26 @@ def test_kept_out_12_letter_forms(row_id, letter):
     """Found by kept-out corpus 12 after its one scoring (in-sample from then on)."""
     question, row = _corpus_row(row_id, "grading_corpus_kept_out_12")
     assert grade_choice(question, row["response"], row["finish_reason"]).letter == letter
+
+
+@pytest.mark.parametrize(("row_id", "verdict", "value"), [
+    ("Q-open-054", "correct", 21),  # '7 choose 2, which is twenty-one unique covariance terms'
+    ("Q-open-094", "no_answer", None),  # '33.1%. Hmm, or ... 49.4%. I'd need to check which base ...'
+    ("Q-open-112", "correct", 980),  # '≈ CHF 980 per unit — roughly CHF 975–985 given rounding'
+    ("Q-open-120", "no_answer", None),  # 'On a 365-day ... basis ... 3.77%; on a 360-day ... basis it is 3.71%.'
+    ("Q-open-176", "no_answer", None),  # '約4.99%か5.0%のどちらかです' (either 4.99% or 5.0%)
+    ("Q-open-202", "no_answer", None),  # 'With a 365-day year ... $4,109,589; with a 360-day year it is $4,166,667.'
+])
+def test_kept_out_13_open_forms(row_id, verdict, value):
+    """Found by kept-out corpus 13 after its one scoring at the end of the session (in-sample from then on)."""
+    question, row = _corpus_row(row_id, "grading_corpus_kept_out_13")
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert grade.verdict == verdict, (grade, row["note"])
+    assert value is None or math.isclose(grade.value.value, value, rel_tol=1e-6), grade
+
+
+def test_an_answer_line_that_corrects_itself():
+    """Q-mcq-034 (kept-out corpus 13): 'ANSWER: A — no, C.' commits to C."""
+    question, row = _corpus_row("Q-mcq-034", "grading_corpus_kept_out_13")
+    assert grade_choice(question, row["response"], row["finish_reason"]).letter == "C"
+    assert extract_choice("ANSWER: B (wait, no: it is B)", "ABC") == "B"

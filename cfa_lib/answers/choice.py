@@ -248,6 +248,12 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     if lines:
         last = lines[-1]
         start, end = last.span("letter")
+        # 'ANSWER: A — no, C.': the answer line corrects itself
+        corrected = re.match(rf"[)\]*]*\s*[—–,;-]+\s*(?i:no|wait|actually|sorry|correction|I\s+mean)\b[,:!]?\s*"
+                             rf"[(\[*]*(?P<letter>[{letters}])(?![\w'’])", body[end:])
+        if corrected:
+            start, end = end + corrected.start("letter"), end + corrected.end("letter")
+            return ChoiceReading(_one_letter(body, start, end, corrected.group("letter"), letters))
         return ChoiceReading(_one_letter(body, start, end, last.group("letter"), letters))
     if re.search(rf"(?:(?i:\bso|\bthen|\bthus|\bhence|\banswer\b)[:\s]*|,)\s*\(?[{letters}]\)?\s+or\s+\(?[{letters}]\)?"
                  r"[\s.!?*]*\Z", body):

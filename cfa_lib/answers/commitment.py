@@ -86,6 +86,9 @@ _HEDGE = re.compile(
     r"|\bdepend(?:s|ing)?\s+on\b|\bhing(?:es|ing)\s+on\b|\bequally\s+valid\b|\bboth\s+(?:are|figures\s+are|values\s+are|"
     r"answers\s+are|interpretations\s+are|readings\s+are|approaches\s+are)\s+(?:defensible|plausible|valid|possible|correct|reasonable|acceptable|justifiable)\b|\bcould\s+also\s+be\s+right\b|\bI['’]d\s+need\s+to\s+know\b"
     r"|\bI['’]d\s+report\s+one\s+of\b|\beither\s+(?:number|value|figure)\b|\bone\s+of\s+those\s+two\b"
+    r"|\bI['’]d\s+need\s+to\s+(?:check|confirm|verify|see)\s+which\b"
+    # "約4.99%か5.0%のどちらか" (either 4.99% or 5.0%), "4.99%或5.0%"
+    rf"|{_NUM}{_UNIT}\s*か\s*(?:約\s*)?{_NUM}{_UNIT}[^。\n]{{0,6}}どちらか|{_NUM}{_UNIT}\s*(?:或者?|还是)\s*{_NUM}"
     r"|\bmay\s+be\s+what['’]?s\s+intended\b|\bsomewhere\s+between\b|\b(?:hard|impossible)\s+to\s+say\b"
     r"|\b(?:not\s+sure|unsure)\s+(?:which|whether)\b|\b(?:could|might)\s+also\s+be\b"
     rf"|{_NUM}{_UNIT}\s+if\b[^.;]*[,;]\s*(?:and\s+|or\s+)?{_NUM}{_UNIT}\s+if\b"  # "$70 if regulated, $120 if not"
@@ -132,12 +135,17 @@ def conclusion(body: str) -> str:
 _ENUMERATION = re.compile(r"\b\d+(?:,\s+\d+)+,?\s+(?:or|and)\s+\d+\b")  # "1, 2 or 3", not "1,003,333 or 1,006,667"
 
 
+# '≈ CHF 980 per unit — roughly CHF 975–985 given rounding': a range that only says how precise the value is
+_ROUNDING_AFTER = re.compile(r"(?i)[^.;]{0,25}?\b(?:given|due\s+to|because\s+of|allowing\s+for|from)\s+rounding\b")
+
+
 def is_hedge(text: str, stem: str = "") -> bool:
     """Two values offered without a choice, a range, or an explicit 'it depends' (on the text from the
     committed value on, or a FINAL ANSWER line); sentences that open as asides ("By symmetry, ... between 5%
     and 11%") and lists of three or more outcomes ("X can be 1, 2 or 3") do not count."""
     parts = [_ENUMERATION.sub(" ", s) for s in sentences(text) if not is_aside_start(s)]
-    return any(not from_stem(s, m.start(), m.end(), stem) for s in parts for m in _HEDGE.finditer(s)) or any(
+    return any(not from_stem(s, m.start(), m.end(), stem) and not _ROUNDING_AFTER.match(s, m.end())
+               for s in parts for m in _HEDGE.finditer(s)) or any(
         _two_values(s, stem) for s in parts) or bool(UNDECIDED.search(text))
 
 
@@ -154,6 +162,23 @@ def ends_on_condition(body: str, position: int) -> bool:
     here = [f.number for f in scan_values(spans[mine[0]][1]) if spans[mine[0]][0] + f.start <= position]
     before = scan_values(spans[mine[0] - 1][1])
     return bool(here and before) and relative_error(before[-1].number, here[-1]) > 0.01
+
+
+_CONVENTION = (r"(?:on|with|under|using|for)\s+an?\s+(?:[\w-]+\s+){0,3}?(?:year|basis|convention|method|approach|"
+               r"assumption)\b(?:[^.;\n]|\.\d){0,80}?\d")
+_TWO_CONVENTIONS = re.compile(
+    rf"(?i){_CONVENTION}(?:[^.;\n]|\.\d)*[.;,]\s*(?:and\s+|but\s+|while\s+|whereas\s+)?{_CONVENTION}")
+
+
+def ends_on_two_conventions(body: str) -> bool:
+    """The response closes on a value under each of two conventions and chooses neither ('On a 365-day
+    bond-equivalent basis the yield is 3.77%; on a 360-day money-market basis it is 3.71%.', 'With a 365-day year
+    ... $4,109,589; with a 360-day year it is $4,166,667.'): nothing with a number follows."""
+    found = list(_TWO_CONVENTIONS.finditer(body))
+    if not found:
+        return False
+    sentence_end = re.compile(r"[^\n]*?(?:[.!?](?=\s|$)|$)").match(body, found[-1].end()).end()
+    return not re.search(r"\d", body[sentence_end:])
 
 
 # "both 1 to 5 and 5 to 1 describe ...", "both 8.0% and 8.16% are ...": two values kept side by side

@@ -66,9 +66,10 @@ _MULTIPLIED = re.compile(r"\((?:[A-Za-z]\w?|\s*[-+]?[$€£¥]?\d[\d.,]*%?\s*)\)
 
 def _is_term(text: str, found: Found) -> bool:
     """A multiplier or an argument inside an expression: '1(w1)', '0.40(16%)', the 16% of '0.40(16%)', the
-    3 and 6 of 'P(3 ≤ X < 6)', 'C(5,4)'."""
-    if _MULTIPLIED.match(text, found.end):
-        return True
+    3 and 6 of 'P(3 ≤ X < 6)', 'C(5,4)', '7 choose 2'."""
+    if _MULTIPLIED.match(text, found.end) or re.match(r"(?i)\s+choose\s+\d", text[found.end :]) or \
+            re.search(r"(?i)\d\s+choose\s+$", text[: found.start]):
+        return True  # '7 choose 2': n and k of a count of combinations
     open_at = text.rfind("(", 0, found.start)
     return open_at > 0 and text.rfind(")", open_at, found.start) < 0 and bool(re.match(r"[\w)]", text[open_at - 1]))
 

@@ -104,6 +104,8 @@ _EQUATED_BEFORE = re.compile(
     r"roughly\s+|around\s+)?$"
 )
 _VALUE_END = re.compile(r"\s*(?:[.,;:)!]|$)")
+_COMPOUND = re.compile(r"(?i)(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)-(?:one|two|three|four|five|six|"
+                       r"seven|eight|nine)")
 
 
 def _word_value(words: str) -> float | None:
@@ -131,7 +133,9 @@ def spell_numbers(text: str) -> str:
         phrase = match.group()
         scaled = re.search(r"(?i)\b(?:thousand|million|billion)\b", phrase) and re.match(
             rf"(?i){_NUMBER_WORD}", phrase) and not re.match(r"(?i)(?:thousand|million|billion)\b", phrase)
-        alone = _EQUATED_BEFORE.search(text[: match.start()]) and _VALUE_END.match(text, match.end())
+        equated = _EQUATED_BEFORE.search(text[: match.start()])
+        # 'which is twenty-one unique covariance terms': a tens-and-units compound is a count, never a pronoun
+        alone = equated and (_VALUE_END.match(text, match.end()) or _COMPOUND.fullmatch(phrase))
         if not (scaled or alone or _WORD_UNIT_AFTER.match(text, match.end())
                 or _ANSWER_BEFORE.search(text[: match.start()])):
             return phrase

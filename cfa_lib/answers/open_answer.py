@@ -67,6 +67,7 @@ from cfa_lib.answers.commitment import (
     direction_agreement,
     directions,
     ends_on_condition,
+    ends_on_two_conventions,
     final_answer_line,
     has_refusal,
     is_hedge,
@@ -231,6 +232,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         if has_refusal(body):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
         return OpenGrade("judge", None, "the response commits to words, not a number", source)
+    if source == "heuristic" and ends_on_two_conventions(body):
+        return OpenGrade("no_answer", None, "the response closes on a value under each of two conventions", source)
     if source == "heuristic" and ends_on_condition(body, settled.position):
         return OpenGrade("no_answer", None, "the response ends on a condition after stating a different value",
                          source)

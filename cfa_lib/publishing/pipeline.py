@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from cfa_lib.checks import CommandLine
 from cfa_lib.data import DATASET_NAMES
 from cfa_lib.experiments.registry import EXPERIMENTS, FIGURES_NOTEBOOK
@@ -303,21 +305,23 @@ def run_lanes(jobs: Sequence[Job]) -> None:
             lanes.setdefault(job.label, []).append(job)
     outcome: dict[str, tuple[int, str | None, float]] = {}  # model -> (notebooks done, failure, seconds)
 
-    def lane(model: str, mine: list[Job]) -> None:
+    def lane(position: int, model: str, mine: list[Job]) -> None:
         start, done = time.monotonic(), 0
-        for job in mine:
-            print(f"[{model}] {job.notebook.name} → {_short(job.output)} ...", flush=True)
-            try:
-                run_job(job)
-            except PipelineError as exc:
-                outcome[model] = (done, str(exc).splitlines()[0], time.monotonic() - start)
-                print(f"[{model}] {job.notebook.name} failed: the model's other notebooks are skipped", flush=True)
-                return
-            done += 1
+        with tqdm(total=len(mine), desc=model, position=position, unit="notebook", leave=True) as bar:
+            for job in mine:
+                bar.set_postfix_str(job.notebook.name)
+                try:
+                    run_job(job)
+                except PipelineError as exc:
+                    outcome[model] = (done, str(exc).splitlines()[0], time.monotonic() - start)
+                    bar.set_postfix_str(f"{job.notebook.name} failed: the model's other notebooks are skipped")
+                    return
+                done += 1
+                bar.update()
         outcome[model] = (done, None, time.monotonic() - start)
 
-    with ThreadPoolExecutor(max_workers=len(lanes)) as pool:
-        for future in [pool.submit(lane, model, mine) for model, mine in lanes.items()]:
+    with ThreadPoolExecutor(max_workers=len(lanes)) as pool:  # one progress bar per model, one line each
+        for future in [pool.submit(lane, i, model, mine) for i, (model, mine) in enumerate(lanes.items())]:
             future.result()
     if any(failure is None for _, failure, _ in outcome.values()):
         for job in jobs:
