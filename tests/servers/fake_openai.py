@@ -102,7 +102,7 @@ class FakeOpenAI:
         self.prompts: dict[str, PromptStats] = defaultdict(PromptStats)
         self.faults: Counter[str] = Counter()
         self.admitted = 0
-        self.in_flight = self.peak_in_flight = 0  # chat requests being answered now, and the most at once
+        self.answering = self.peak_in_flight = 0  # chat requests being answered now, and the most at once
         self.hold_after: int | None = None
         self.release = asyncio.Event()  # binds to the serving loop on first use (Python >= 3.10)
 
@@ -154,8 +154,8 @@ class FakeOpenAI:
         stats = self.prompts[prompt]
         stats.requests += 1
         stats.last_params = {k: v for k, v in body.items() if k != "messages"}
-        self.in_flight += 1
-        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        self.answering += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.answering)
         try:
             if self.hold_after is not None and self.admitted >= self.hold_after:
                 await watch.wait_for(self.release.wait())
@@ -190,7 +190,7 @@ class FakeOpenAI:
             stats.aborted += 1
             raise
         finally:
-            self.in_flight -= 1
+            self.answering -= 1
         stats.answered += 1
         return HttpResponse(body=self._reply(body, messages, prompt))
 
