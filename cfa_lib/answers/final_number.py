@@ -231,7 +231,7 @@ def read_body(body: str, stem: str = "", line: bool = False) -> Reading | None:
         if reading is not None:
             return reading
     markers = [m for m in _ANSWER_MARKER.finditer(body) if not _HYPOTHETICAL.search(_line_before(body, m.start()))
-               and not _in_parentheses(body, m.start())]
+               and not in_parentheses(body, m.start())]
     if markers:
         region = _answer_region(body, markers[-1].end())
         if region is None:
@@ -245,8 +245,9 @@ def read_body(body: str, stem: str = "", line: bool = False) -> Reading | None:
 _HYPOTHETICAL = re.compile(r"(?i)\b(?:if|note|otherwise|alternatively|assuming|would|could|suppose)\b")
 
 
-def _in_parentheses(body: str, position: int) -> bool:
-    """'(The alternative answer –0.67 comes from a common mistake.)': a remark, not the answer line."""
+def in_parentheses(body: str, position: int) -> bool:
+    """The position stands inside a parenthesis opened in its paragraph: '(The alternative answer –0.67 comes from a
+    common mistake.)' is a remark, not the answer line, and holds no later result."""
     open_at = body.rfind("(", 0, position)
     return open_at >= 0 and body.rfind(")", open_at, position) < 0 and "\n\n" not in body[open_at:position]
 

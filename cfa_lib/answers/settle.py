@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from cfa_lib.answers.asked import asked_quantity, mentions, statements, worded
 from cfa_lib.answers.commitment import from_stem, is_aside, sentence_spans
-from cfa_lib.answers.final_number import Reading, clause_start, read_body, stated_in, value_clause
+from cfa_lib.answers.final_number import Reading, clause_start, in_parentheses, read_body, stated_in, value_clause
 from cfa_lib.answers.locales import normalise_signs
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
 from cfa_lib.answers.question_unit import SCALE_WORDS, asks_difference
@@ -114,7 +114,8 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
         return reading
     agree = match(reading) == match(last)
     # when both agree, a restatement in the statement's own sentence ("= 2.8286, so about 2.83") is kept
-    later = last.position < reading.position and (not agree or _sentence_of(body, last) != _sentence_of(body, reading))
+    later = last.position < reading.position and (
+        not agree or _sentence_at(body, last.position)[0] != _sentence_at(body, reading.position)[0])
     if not reading.explicit and (in_region or (later and another)):
         return last
     if agree:
@@ -143,9 +144,9 @@ def _committed_before(body: str, stem: str, reading: Reading, key_unit: str | No
     return None
 
 
-def _sentence_of(body: str, reading: Reading) -> int:
-    """Where the sentence holding the reading's value starts."""
-    return max((at for at, _ in sentence_spans(body) if at <= reading.position), default=0)
+def _sentence_at(body: str, position: int) -> tuple[int, str]:
+    """The sentence holding `position`, and where it starts."""
+    return next(((at, part) for at, part in reversed(sentence_spans(body)) if at <= position), (0, ""))
 
 
 def _other_kind(number: Number, key_unit: str | None) -> bool:
@@ -157,7 +158,7 @@ def _other_kind(number: Number, key_unit: str | None) -> bool:
 def _stated_after(body: str, stem: str, reading: Reading, key_unit: str | None) -> Reading | None:
     """A value of the key's kind stated later in the reading's sentence ('The initial margin is 40%, i.e. 2/5 of
     the €9,400 position: 2/5 × €9,400 = €3,760.')."""
-    start = _sentence_of(body, reading)
+    start = _sentence_at(body, reading.position)[0]
     end = next((at for at, _ in sentence_spans(body) if at > start), len(body))
     after = reading.position + len(reading.token)
     return stated_in(body[after:end], lambda n: not _other_kind(n, key_unit) and n.unit is not None,
@@ -256,16 +257,10 @@ def key_stated_elsewhere(body: str, stem: str, reading: Reading, on_key: Match, 
     return ""
 
 
-def _sentence_at(body: str, position: int) -> tuple[int, str]:
-    """The sentence holding `position`, and where it starts."""
-    return next(((at, part) for at, part in reversed(sentence_spans(body)) if at <= position), (0, ""))
-
-
 def _remark_at(body: str, position: int, stem: str) -> bool:
     """The value at `position` is in a remark after the answer: in parentheses, or in a sentence that compares,
     supposes or notes ('(If the put premium were also counted, it would be 3.71%.)', 'Footnote: ...')."""
-    open_at = body.rfind("(", 0, position)
-    if open_at >= 0 and body.rfind(")", open_at, position) < 0:
+    if in_parentheses(body, position):
         return True
     at, sentence = _sentence_at(body, position)
     before = body[at:position]
