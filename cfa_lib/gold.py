@@ -10,7 +10,7 @@ for easy_2, "daily.", was 365; easy_0's became "1.0 A").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from cfa_lib import prompts
 from cfa_lib.answers import gold_number_from_option, open_key, parse_reply
 from cfa_lib.data import Question
-from cfa_lib.models import Completion, Request
+from cfa_lib.models import Ask, Request, Steps
 
 GoldSource = Literal["option", "text"]
 
@@ -67,11 +67,10 @@ def text_only(question: Question, note: str, reply: GoldReply | None = None) -> 
                       reply.solution_summary if reply else None, "text", note)
 
 
-def gold_answers(questions: Sequence[Question], ask: Callable[[Mapping[str, Request]], Mapping[str, Completion]]
-                 ) -> dict[str, GoldAnswer]:
-    """Gold answers keyed by question id; `ask` sends the gold model's requests (the session's, so they
-    count in the run's usage). Calls go through the cache, so each dataset and gold model pays for them
-    once, whichever subject model is graded."""
+def gold_answers(questions: Sequence[Question], model: str) -> Steps[dict[str, GoldAnswer]]:
+    """Gold answers keyed by question id, the options' where they carry one; the rest asked of the gold `model`
+    (a declared step, `cfa_lib.models.steps`: it counts in the run's usage). Calls go through the cache, so each
+    dataset and gold model pays for them once, whichever subject model is graded."""
     golds: dict[str, GoldAnswer] = {}
     need_model: dict[str, Question] = {}
     for question in questions:
@@ -80,7 +79,8 @@ def gold_answers(questions: Sequence[Question], ask: Callable[[Mapping[str, Requ
             need_model[question.id] = question
         else:
             golds[question.id] = gold
-    replies = ask({qid: gold_request(q) for qid, q in need_model.items()}) if need_model else {}
+    replies = (yield Ask({qid: gold_request(q) for qid, q in need_model.items()}, "Gold answers", model,
+                         counted_as="gold")) if need_model else {}
     for qid, completion in replies.items():
         question = need_model[qid]
         reply, why = parse_reply(completion, GoldReply, "gold model")

@@ -12,7 +12,7 @@ from cfa_lib.data import load_dataset
 from cfa_lib.experiments import three_tier as tt
 from cfa_lib.experiments.loading import load_run
 from cfa_lib.gold import GoldAnswer, from_option
-from cfa_lib.models import Completion, complete_keyed
+from cfa_lib.models import Completion, complete_keyed, run_steps
 from cfa_lib.paths import REFERENCE_DIR
 
 EASY = {q.id: q for q in load_dataset("easy", limit=40)}
@@ -176,8 +176,11 @@ def test_a_model_number_is_never_a_gold_for_a_decision_or_a_conceptual_question(
     from cfa_lib.gold import gold_answers
 
     gold_model = OneReplyClient({"numerical_answer": 365, "unit": None, "concept": "EAR", "solution_summary": "x"})
-    golds = gold_answers([EASY["easy_0"], EASY["easy_2"], EASY["easy_3"]],
-                         lambda requests: complete_keyed(gold_model, requests))
+    asked = []
+    golds = run_steps(gold_answers([EASY["easy_0"], EASY["easy_2"], EASY["easy_3"]], "the gold model"),
+                      lambda ask: asked.append(ask) or complete_keyed(gold_model, ask.requests))
+    assert [(a.model, a.counted_as, sorted(a.requests)) for a in asked] == [
+        ("the gold model", "gold", ["easy_0", "easy_2"])]  # one declared step; easy_3's option carries the gold
     assert golds["easy_2"].numerical is None and golds["easy_2"].source == "text"
     assert "365 not used" in golds["easy_2"].note
     assert golds["easy_0"].numerical is None and golds["easy_0"].text == "expected inflation."

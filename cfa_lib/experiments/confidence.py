@@ -26,11 +26,10 @@ from cfa_lib.answerability import is_open_answerable
 from cfa_lib.answers.structured import parse_reply
 from cfa_lib.checks import invalid
 from cfa_lib.data import Question
-from cfa_lib.experiments.contract import FORMAT_A, Experiment, Graded, Key, Sample, Summary, tally
+from cfa_lib.experiments.contract import FORMAT_A, Context, Experiment, Graded, Key, Sample, Summary, tally
 from cfa_lib.experiments.outcome import Outcome, grade_letter
 from cfa_lib.experiments.page import Page, code, md
-from cfa_lib.experiments.session import Session
-from cfa_lib.models import Completion, Request
+from cfa_lib.models import Ask, Completion, Request, Steps
 from cfa_lib.params import Parameters, checked_by
 from cfa_lib.results import ResultRow
 
@@ -217,14 +216,14 @@ class Confidence(Experiment[Options, Row, ConfidenceSummary]):
         return [*self.requests(questions, options).values(),
                 *(follow_up(q, f"ANSWER: {q.answer}") for q in questions)]
 
-    def grade(self, session: Session, answers: Mapping[Key, Completion]) -> Graded[Row]:
-        questions = session.questions
+    def grade(self, run: Context[Options], answers: Mapping[Key, Completion]) -> Steps[Graded[Row]]:
+        questions = run.questions
         letters = [row_of(q, answers[q.id, "answer"]) for q in questions]  # each answer graded once
         asked = {(q.id, "confidence"): follow_up(q, answers[q.id, "answer"].text)
                  for q, row in zip(questions, letters, strict=True) if row.status != "excluded"}
-        stated = session.ask(asked, desc="Confidence") if asked else {}
+        stated = (yield Ask(asked, "Confidence")) if asked else {}
         rows = [with_confidence(row, stated.get((row.question_id, "confidence"))) for row in letters]
-        return Graded(rows, metadata={"bins": session.options.bins})
+        return Graded(rows, metadata={"bins": run.options.bins})
 
     def summarize(self, rows: Sequence[Row], metadata: Mapping[str, Any]) -> ConfidenceSummary:
         return summarize(rows, int(metadata.get("bins", 10)))

@@ -5,8 +5,10 @@ solver and a scorer): an experiment is a subclass of `Experiment` that says
 
 * its options, one `Parameters` model checked once (`Options`), and its results row (`Row`);
 * `requests`: what the subject is asked for a list of questions, keyed by (question id, role);
-* `grade`: the subject's answers graded into rows, asking judges or further questions through the run's
-  `Session`, with the run's facts the rows cannot give back (a judge's calibration);
+* `grade`: the subject's answers graded into rows, with the run's facts the rows cannot give back (a judge's
+  calibration); the further model calls it needs (judges, their calibration, gold answers, follow-up turns,
+  perturbations) are declared steps it yields (`cfa_lib.models.steps.Ask`), which the engine sends, so grading is
+  a function of replies;
 * `summarize`: rows into the experiment's typed summary (a frozen `Summary`);
 * `regrade`: this toolkit's rules on rows another grader wrote (the original study's files);
 * `audit`: rows graded against the dataset's keys, under the key audit's (a corrected key, a question set aside);
@@ -29,13 +31,12 @@ from cfa_lib.data import Question
 from cfa_lib.experiments.judging import JudgeAgreement, JudgeCalibration
 from cfa_lib.experiments.outcome import Outcome
 from cfa_lib.experiments.page import Page
-from cfa_lib.models import Completion, Request
+from cfa_lib.models import Completion, Request, Steps
 from cfa_lib.params import Parameters
 from cfa_lib.prompts import PROMPT_VERSION, all_prompts, version_of
 from cfa_lib.results import ResultRow
 
 if TYPE_CHECKING:
-    from cfa_lib.experiments.session import Session
     from cfa_lib.experiments.settings import Settings
     from cfa_lib.key_audit import AuditRecord
 
@@ -89,6 +90,16 @@ class Summary:
 OptionsT = TypeVar("OptionsT", bound=Parameters)
 RowT = TypeVar("RowT", bound=ResultRow)
 SummaryT = TypeVar("SummaryT", bound=Summary)
+
+
+@dataclass(frozen=True)
+class Context(Generic[OptionsT]):
+    """What grading knows of its run: the settings, the experiment's options and the questions asked (no client:
+    grading asks for model calls by yielding steps)."""
+
+    settings: Settings
+    options: OptionsT
+    questions: Sequence[Question]
 
 
 @dataclass(frozen=True)
@@ -171,8 +182,9 @@ class Experiment(ABC, Generic[OptionsT, RowT, SummaryT]):
         return list(self.requests(questions, options).values())
 
     @abstractmethod
-    def grade(self, session: Session, answers: Mapping[Key, Completion]) -> Graded[RowT]:
-        """The subject's answers to `requests` graded into rows, in question order."""
+    def grade(self, run: Context[OptionsT], answers: Mapping[Key, Completion]) -> Steps[Graded[RowT]]:
+        """The subject's answers to `requests` graded into rows, in question order: a generator that yields the
+        further model calls it needs as `Ask`s and receives their replies (`cfa_lib.models.steps`)."""
 
     @abstractmethod
     def summarize(self, rows: Sequence[RowT], metadata: Mapping[str, Any]) -> SummaryT:

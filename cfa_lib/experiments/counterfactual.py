@@ -17,14 +17,13 @@ from typing import Annotated, Any
 from cfa_lib import perturbation, prompts
 from cfa_lib.answerability import is_open_answerable
 from cfa_lib.data import Question
-from cfa_lib.experiments.contract import ORIGINAL, PERTURBED, Experiment, Graded, Key, Sample
+from cfa_lib.experiments.contract import ORIGINAL, PERTURBED, Context, Experiment, Graded, Key, Sample
 from cfa_lib.experiments.counterfactual_summary import CounterfactualSummary, PerturbationLevel, summarize
 from cfa_lib.experiments.outcome import Outcome, grade_letter
 from cfa_lib.experiments.page import Page, code, md
-from cfa_lib.experiments.session import Session
 from cfa_lib.experiments.study_files import FILE_CODES, letter_error, letter_from_file
 from cfa_lib.key_audit import VERDICTS, AuditRecord
-from cfa_lib.models import Completion, Request, parse_model_name
+from cfa_lib.models import Ask, Completion, Request, Steps, parse_model_name
 from cfa_lib.models.fleet import listed
 from cfa_lib.params import Parameters, check_integer, check_levels, check_optional_model, checked_by
 from cfa_lib.perturbation import PerturbationRecord
@@ -147,23 +146,22 @@ def default_generator(model: str) -> str:
     return "gpt-4o" if parse_model_name(model).backend == "openai" else model
 
 
-def perturbations(session: Session, generator_name: str) -> list[PerturbationRecord]:
+def perturbations(run: Context[Options], generator_name: str) -> Steps[list[PerturbationRecord]]:
     """Verified templates first (offline, no model call); the generator describes only what has none.
 
     A question the census left out (no number, numbers that decide nothing, or computational without a
     faithful template) is `not_perturbable` with its reviewed reason, without asking. So a run on CFA-Easy
     or CFA-Challenge, whose every question is in the census, never loads a generator.
     """
-    questions, options, dataset = session.questions, session.options, session.settings.dataset
+    questions, options, dataset = run.questions, run.options, run.settings.dataset
     templates = perturbation.load_templates(dataset)
     reviewed = perturbation.left_out(dataset)
     records = perturbation.template_perturbations([q for q in questions if q.id in templates or q.id in reviewed],
                                                   templates, options.perturbation_levels, options.seed, reviewed)
     rest = [q for q in questions if q.id not in templates and q.id not in reviewed]
     if rest:
-        records += perturbation.build_perturbations(
-            rest, session.client(generator_name, "generator"), levels=options.perturbation_levels, seed=options.seed,
-            max_concurrency=session.settings.max_concurrency)
+        records += yield from perturbation.perturbation_steps(rest, generator_name, options.perturbation_levels,
+                                                             options.seed)
     position = {q.id: i for i, q in enumerate(questions)}
     return sorted(records, key=lambda r: (position[r.question_id], r.level))
 
@@ -310,15 +308,15 @@ class Counterfactual(Experiment[Options, Row, CounterfactualSummary]):
         """The originals, in the multiple-choice format (the perturbations follow once they are built)."""
         return {q.id: Request(prompts.mcq_messages(q)) for q in questions}
 
-    def grade(self, session: Session, answers: Mapping[Key, Completion]) -> Graded[Row]:
+    def grade(self, run: Context[Options], answers: Mapping[Key, Completion]) -> Steps[Graded[Row]]:
         """Build and verify the perturbations, ask the valid ones, and pair them with the originals."""
-        options = session.options
-        generator_name = options.generator_model or default_generator(session.settings.model)
-        records = perturbations(session, generator_name)
+        options = run.options
+        generator_name = options.generator_model or default_generator(run.settings.model)
+        records = yield from perturbations(run, generator_name)
         perturbed = [record.as_question() for record in records if record.valid]
-        answers = {**answers, **session.ask({q.id: Request(prompts.mcq_messages(q)) for q in perturbed},
-                                            desc="Perturbations")}
-        rows = [row_of(q, [r for r in records if r.question_id == q.id], answers) for q in session.questions]
+        answers = {**answers, **(yield Ask({q.id: Request(prompts.mcq_messages(q)) for q in perturbed},
+                                           "Perturbations"))}
+        rows = [row_of(q, [r for r in records if r.question_id == q.id], answers) for q in run.questions]
         coverage = {str(k): v for k, v in perturbation.coverage_counts(records).items()}
         return Graded(rows, {"coverage": coverage}, {"generator_model": generator_name,
                                                      "perturbation_levels": options.perturbation_levels,

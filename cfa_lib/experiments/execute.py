@@ -1,7 +1,7 @@
 """Running an experiment: the one path from settings to a results file, and the notebooks' run cell.
 
-`execute` owns what every experiment shares: the cost estimate, the clients, the subject's first batch,
-usage, metadata and the atomic write. The experiment only says what to ask and how to grade
+`execute` owns what every experiment shares: the cost estimate, the clients, the subject's first batch, the
+steps grading declares, usage, metadata and the atomic write. The experiment only says what to ask and how to grade
 (`contract.Experiment`).
 """
 
@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from cfa_lib import __version__, params
-from cfa_lib.experiments.contract import Experiment
+from cfa_lib.experiments.contract import Context, Experiment
 from cfa_lib.experiments.loading import LoadedRun, load_run
 from cfa_lib.experiments.session import Session
 from cfa_lib.experiments.settings import Settings
 from cfa_lib.key_audit import KeyChanges
-from cfa_lib.models import ChatClient, get_client
+from cfa_lib.models import ChatClient, get_client, run_steps
 from cfa_lib.models.run_options import RunOptions
 from cfa_lib.paths import display_path
 from cfa_lib.results import new_run_id, write_results
@@ -64,7 +64,7 @@ def execute(experiment: Experiment, settings: Settings, options: params.Paramete
     session = Session(settings, options, questions, experiment.helper_models(settings, options),
                       {**(clients or {}), settings.model: subject})
     answers = session.ask(experiment.requests(questions, options), desc=experiment.title)
-    graded = experiment.grade(session, answers)
+    graded = run_steps(experiment.grade(Context(settings, options, questions), answers), session.answer)
     meta = metadata(experiment, settings, len(questions), session.engine, keys, **graded.metadata,
                     engine=session.engine_stats())
     usage = session.usage()

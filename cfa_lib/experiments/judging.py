@@ -21,7 +21,7 @@ import numpy as np
 
 from cfa_lib import stats
 from cfa_lib.data import Question
-from cfa_lib.models import ChatClient, Completion, Request, RunOptions, complete_keyed, parse_model_name
+from cfa_lib.models import Ask, ChatClient, Completion, Request, RunOptions, Steps, complete_keyed, parse_model_name
 from cfa_lib.models.fleet import listed
 
 MIN_SENSITIVITY = 0.8  # a judge below either bound fails calibration: its results are labelled uncalibrated
@@ -178,17 +178,15 @@ def _corrected(p: float, q0: float, q1: float) -> float:
     return float(min(1.0, max(0.0, stats.lee_theta(p, q0, q1))))
 
 
-PanelAsk = Callable[[Mapping[Any, Request]], dict[Any, dict[str, Completion]]]
-
-
-def run_calibration(panel: PanelAsk, judges: Sequence[str], questions: Sequence[Question],
+def run_calibration(judges: Sequence[str], questions: Sequence[Question],
                     request_for: Callable[[Question, str], Request], verdict_of: Callable[[Completion], bool | None],
                     judged_correct: Sequence[bool], sample: int = CALIBRATION_QUESTIONS, seed: int = 0
-                    ) -> JudgeCalibration:
-    """Calibrate the judge panel `judges` on key-derived items from `questions` (the run's judged questions);
-    `panel` sends the items to every judge (the session's, so the calls count in the run's usage)."""
+                    ) -> Steps[JudgeCalibration]:
+    """Calibrate the judge panel `judges` on key-derived items from `questions` (the run's judged questions):
+    one declared step, every judge of the panel answering every item (`cfa_lib.models.steps`)."""
     items = calibration_items(questions, sample, seed)
-    replies = panel({i: request_for(item.question, item.answer) for i, item in enumerate(items)})
+    replies = yield Ask({i: request_for(item.question, item.answer) for i, item in enumerate(items)},
+                        "Judge calibration", panel=True, counted_as="judge calibration")
     verdicts = [majority([verdict_of(c) for c in replies[i].values()])[0] for i in range(len(items))]
     by_kind = {kind: {"n": sum(1 for it, v in zip(items, verdicts, strict=True)
                                if it.kind == kind and v is not None),

@@ -21,12 +21,11 @@ from cfa_lib.answers import Number, parse_reply
 from cfa_lib.answers.commitment import has_refusal
 from cfa_lib.data import Question
 from cfa_lib.experiments import variants as answer_variants
-from cfa_lib.experiments.contract import FORMAT_A, FORMAT_B, Experiment, Graded, Key, Sample
+from cfa_lib.experiments.contract import FORMAT_A, FORMAT_B, Context, Experiment, Graded, Key, Sample
 from cfa_lib.experiments.judging import CALIBRATION_QUESTIONS, majority, run_calibration
 from cfa_lib.experiments.option_bias_summary import OptionBiasSummary, Pair, summarize
 from cfa_lib.experiments.outcome import Outcome, grade_letter, outcome_of, read_open_answer
 from cfa_lib.experiments.page import Page, code, md
-from cfa_lib.experiments.session import Session
 from cfa_lib.experiments.study_files import (
     EXCLUSION_OF_CODE,
     FILE_CODES,
@@ -37,7 +36,7 @@ from cfa_lib.experiments.study_files import (
     verdict_code,
 )
 from cfa_lib.key_audit import VERDICTS, AuditRecord
-from cfa_lib.models import Completion, Request
+from cfa_lib.models import Ask, Completion, Request, Steps
 from cfa_lib.params import Parameters, check_count, checked_by
 from cfa_lib.results import ResultRow
 
@@ -301,28 +300,26 @@ class OptionBias(Experiment[Options, Row, OptionBiasSummary]):
         return [*format_requests(questions).values(),
                 *answer_variants.variant_requests(questions, options.variants).values()]
 
-    def grade(self, session: Session, answers: Mapping[Key, Completion]) -> Graded[Row]:
+    def grade(self, run: Context[Options], answers: Mapping[Key, Completion]) -> Steps[Graded[Row]]:
         """Judge what numbers cannot decide, ask the answer-format variants (if any), calibrate the judge on the
         key and set its verdicts aside if it fails."""
-        questions, tolerance, names = session.questions, session.settings.tolerance, session.options.variants
+        questions, tolerance, names = run.questions, run.settings.tolerance, run.options.variants
         to_judge = {q.id: judge_request(q, open_.text) for q in questions
                     if (open_ := answers[q.id, "B"]).ok and open_.text.strip() and needs_judge(q, open_, tolerance)}
-        judged = session.ask_panel(to_judge)
+        judged = yield Ask(to_judge, "Judges", panel=True, counted_as="judge")
         rows = [grade_question(q, answers[q.id, "A"], answers[q.id, "B"], judged.get(q.id), tolerance)
                 for q in questions]
         if names:
-            variant_answers = session.ask(answer_variants.variant_requests(
-                questions, names, {q.id: answers[q.id, "B"] for q in questions}), desc="Variants",
-                counted_as="variants")
+            variant_answers = yield Ask(answer_variants.variant_requests(
+                questions, names, {q.id: answers[q.id, "B"] for q in questions}), "Variants", counted_as="variants")
             answer_variants.attach(rows, questions, names, variant_answers)
         by_id = {q.id: q for q in questions}
         decided = [r.correct_without_options for r in rows
                    if r.without_options.judged and r.without_options.excluded is None]
         judged_questions = [by_id[qid] for qid in to_judge]
-        calibration = run_calibration(
-            lambda r: session.ask_panel(r, "judge calibration"), list(session.judges),
-            [q for q in judged_questions if classify(q).open_answerable] or judged_questions,
-            judge_request, judge_says, decided, sample=session.options.calibration_sample) if to_judge else None
+        calibration = (yield from run_calibration(
+            run.settings.judges, [q for q in judged_questions if classify(q).open_answerable] or judged_questions,
+            judge_request, judge_says, decided, sample=run.options.calibration_sample)) if to_judge else None
         if calibration is not None and not calibration.passed:
             rows = [set_aside_uncalibrated(row) for row in rows]
         facts: dict[str, Any] = {"judge_calibration": calibration}

@@ -9,7 +9,7 @@ from typing import Any
 from cfa_lib.data import Question
 from cfa_lib.experiments import judging
 from cfa_lib.experiments.settings import Settings
-from cfa_lib.models import ChatClient, Completion, Request, complete_keyed, get_client
+from cfa_lib.models import Ask, ChatClient, Completion, Request, complete_keyed, get_client
 from cfa_lib.params import Parameters
 
 
@@ -80,6 +80,14 @@ class Session:
         replies = judging.ask_panel(self.judges, requests, options=self.engine)
         self._calls.setdefault(counted_as, []).extend(c for by_judge in replies.values() for c in by_judge.values())
         return replies
+
+    def answer(self, ask: Ask) -> dict[Any, Any]:
+        """The replies to one declared step (`cfa_lib.models.steps`): from the judge panel, the model it names
+        (made and checked on first use) or the subject, sent with the run's engine settings."""
+        if ask.panel:
+            return self.ask_panel(ask.requests, ask.counted_as)
+        client = self.subject if ask.model is None else self.client(ask.model, ask.counted_as)
+        return self.ask(ask.requests, ask.desc, client, ask.counted_as)
 
     def usage(self) -> dict[str, dict[str, Any]]:
         """Usage per role (subject, judge, ...) in the order the roles were first asked."""

@@ -28,17 +28,16 @@ from cfa_lib.answers import (
     relative_error,
 )
 from cfa_lib.data import Question, dataset_of, questions_by_id
-from cfa_lib.experiments.contract import OPEN, Experiment, Graded, Key, Sample, tally
+from cfa_lib.experiments.contract import OPEN, Context, Experiment, Graded, Key, Sample, tally
 from cfa_lib.experiments.judging import CALIBRATION_QUESTIONS, JudgeAgreement, majority, run_calibration
 from cfa_lib.experiments.outcome import Outcome, outcome_of, read_open_answer
 from cfa_lib.experiments.page import Page, code, md
-from cfa_lib.experiments.session import Session
 from cfa_lib.experiments.settings import Settings
 from cfa_lib.experiments.study_files import EXCLUSION_OF_CODE, FILE_CODES, LEVEL_NAMES, LEVEL_STATUS, file_code
 from cfa_lib.experiments.three_tier_summary import ThreeTierSummary, Tiered, summarize
 from cfa_lib.gold import GoldAnswer, gold_answers
 from cfa_lib.key_audit import AuditRecord
-from cfa_lib.models import Completion, Request
+from cfa_lib.models import Ask, Completion, Request, Steps
 from cfa_lib.params import Parameters, check_count, check_optional_model, checked_by
 from cfa_lib.results import ResultRow
 
@@ -308,44 +307,40 @@ class ThreeTier(Experiment[Options, Row, ThreeTierSummary]):
     def requests(self, questions: Sequence[Question], options: Options) -> dict[Key, Request]:
         return open_requests(questions)
 
-    def grade(self, session: Session, answers: Mapping[Key, Completion]) -> Graded[Row]:
+    def grade(self, run: Context[Options], answers: Mapping[Key, Completion]) -> Steps[Graded[Row]]:
         """Gold answers, grading by numbers, the judge for the rest (and blind on a sample for agreement), the
         judge's calibration, and an error category for every C."""
-        settings, options, questions = session.settings, session.options, session.questions
-        judges = session.judges
-        judge = next(iter(judges.values()))  # the panel's first judge attributes errors (one category per C)
+        settings, options, questions = run.settings, run.options, run.questions
         gold_name = options.gold_model or settings.judges[0]
-        gold_client = session.client(gold_name, "gold")
-        golds = gold_answers(questions, lambda requests: session.ask(requests, "Gold answers", gold_client, "gold"))
+        golds = yield from gold_answers(questions, gold_name)
         by_id = {q.id: q for q in questions}
 
         rows = {q.id: first_pass(q, golds[q.id], answers[q.id], settings.tolerance) for q in questions}
         to_judge = [qid for qid, row in rows.items() if row.level is None and not row.excluded]
         auto = [qid for qid, row in rows.items() if row.evaluation["auto_graded"]]
         agreement_ids = random.Random(options.agreement_seed).sample(auto, min(options.agreement_sample, len(auto)))
-        judged = session.ask_panel({
+        judged = yield Ask({
             **{(qid, "tier"): tier_request(by_id[qid], golds[qid], rows[qid].model_response) for qid in to_judge},
             **{(qid, "agreement"): tier_request(by_id[qid], golds[qid], rows[qid].model_response)
                for qid in agreement_ids},
-        })
+        }, "Judges", panel=True, counted_as="judge")
         for qid in to_judge:
             apply_verdict(rows[qid], golds[qid], judged[qid, "tier"])
         agreement = judge_agreement([(rows[qid], judged[qid, "agreement"]) for qid in agreement_ids])
 
         credited = [r.level != "incorrect" for r in rows.values() if r.evaluation.get("judge_level")]
-        calibration = run_calibration(
-            lambda r: session.ask_panel(r, "judge calibration"), list(judges), [by_id[qid] for qid in to_judge],
-            lambda q, answer: tier_request(q, golds[q.id], answer), judge_credits, credited,
-            sample=options.calibration_sample) if to_judge else None
+        calibration = (yield from run_calibration(
+            settings.judges, [by_id[qid] for qid in to_judge], lambda q, answer: tier_request(q, golds[q.id], answer),
+            judge_credits, credited, sample=options.calibration_sample)) if to_judge else None
         if calibration is not None and not calibration.passed:
             for row in rows.values():  # a judge that failed calibration decides nothing the book presents
                 if row.evaluation.get("judge_level") and not row.evaluation.get("auto_graded"):
                     row.excluded, row.level = FILE_CODES["judge_uncalibrated"], None
 
         wrong = [qid for qid, row in rows.items() if row.level == "incorrect"]
-        attributions = session.ask(
-            {qid: error_request(by_id[qid], golds[qid], rows[qid].model_response) for qid in wrong},
-            desc="Error attribution", client=judge, counted_as="judge")
+        # the panel's first judge attributes errors (one category per C)
+        attributions = yield Ask({qid: error_request(by_id[qid], golds[qid], rows[qid].model_response)
+                                  for qid in wrong}, "Error attribution", settings.judges[0], counted_as="judge")
         for qid, completion in attributions.items():
             rows[qid].error_attribution = attribution(completion)
         facts = {"judge_agreement": agreement, "judge_calibration": calibration,

@@ -15,11 +15,13 @@ from .limiter import AdaptiveLimit
 from .names import ACCEPTED_FORMS, ModelSpec, parse_model_name
 from .retry import RetryPolicy
 from .run_options import DEFAULT_MAX_CONCURRENCY, RunOptions
+from .steps import Ask, Steps, run_steps
 from .types import ChatClient, Completion, CostEstimate, Request
 
 __all__ = [
     "ACCEPTED_FORMS",
     "AdaptiveLimit",
+    "Ask",
     "DEFAULT_MAX_CONCURRENCY",
     "CacheError",
     "ChatClient",
@@ -36,7 +38,9 @@ __all__ = [
     "RunFailedError",
     "RunOptions",
     "SpendCapReached",
+    "Steps",
     "default_cache_dir",
     "get_client",
     "parse_model_name",
+    "run_steps",
 ]

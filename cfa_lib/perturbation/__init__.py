@@ -24,7 +24,7 @@ formula over those names; everything that decides a number is code, one step per
 The prompts live in `cfa_lib.prompts` (PERTURB_*). The experiment needs only the names below.
 """
 
-from cfa_lib.perturbation.build import build_perturbations
+from cfa_lib.perturbation.build import build_perturbations, perturbation_steps
 from cfa_lib.perturbation.census import (
     NO_NUMBER,
     NOT_COMPUTATIONAL,
@@ -50,6 +50,7 @@ __all__ = [
     "SEEDS",
     "PerturbationRecord",
     "build_perturbations",
+    "perturbation_steps",
     "coverage_counts",
     "dataset_census",
     "left_out",

@@ -12,7 +12,7 @@ from typing import Any
 from cfa_lib import prompts
 from cfa_lib.answers import parse_reply
 from cfa_lib.data import Question
-from cfa_lib.models import Completion, Request, complete_keyed
+from cfa_lib.models import Ask, Completion, Request, Steps, complete_keyed, run_steps
 from cfa_lib.params import PERTURBATION_LEVELS as LEVELS
 from cfa_lib.perturbation.formula import FormulaError
 from cfa_lib.perturbation.plan import plan_perturbation
@@ -81,43 +81,41 @@ def perturb_question(
     return results
 
 
-def build_perturbations(
-    questions: Sequence[Question],
-    generator_client: Any,
-    levels: Sequence[int] = (1,),
-    seed: int = 0,
-    max_concurrency: int | None = None,
-    rel_tol: float = 0.005,
-    substitution_fallback: bool = True,
-    params: Mapping[str, Any] | None = None,
-) -> list[PerturbationRecord]:
+def perturbation_steps(questions: Sequence[Question], generator: str | None, levels: Sequence[int] = (1,),
+                       seed: int = 0, rel_tol: float = 0.005, substitution_fallback: bool = True,
+                       params: Mapping[str, Any] | None = None) -> Steps[list[PerturbationRecord]]:
     """Perturb every question at every level: one record per (question, level), in that order.
 
-    Two batched generator calls: formula extraction for questions whose options carry numbers, then
-    question rewrites for the settled plans. A failed or invalid reply becomes a `not_verifiable` or
-    `rejected` record with the reason; nothing here raises on model output.
+    Two declared steps of the `generator` model (`cfa_lib.models.steps`; None: the run's subject): formula
+    extraction for questions whose options carry numbers, then question rewrites for the settled plans. A failed
+    or invalid reply becomes a `not_verifiable` or `rejected` record with the reason; nothing here raises on model
+    output.
     """
     levels = tuple(levels)
     bad = [level for level in levels if level not in LEVELS]
     if bad or not levels:
         raise ValueError(f"levels={list(levels)!r}: each level must be one of 1, 2, 3")
     request_params = dict(params or {"temperature": 0.0})
-    descriptions = complete_keyed(
-        generator_client,
-        {q.id: Request(extraction_messages(q), dict(request_params), FormulaExtraction)
-         for q in questions if not option_numbers(q).problem},
-        max_concurrency=max_concurrency, desc="Perturbation formulas")
+    descriptions = yield Ask({q.id: Request(extraction_messages(q), dict(request_params), FormulaExtraction)
+                              for q in questions if not option_numbers(q).problem},
+                             "Perturbation formulas", generator, counted_as="generator")
     staged = {(question.id, item.record.level if isinstance(item, Plan) else item.level): (question, item)
               for question in questions
               for item in perturb_question(question, descriptions.get(question.id), levels, seed, rel_tol)}
-    rewrites = complete_keyed(
-        generator_client,
-        {key: Request(rewrite_messages(item), dict(request_params), QuestionRewrite)
-         for key, (_, item) in staged.items() if isinstance(item, Plan)},
-        max_concurrency=max_concurrency, desc="Perturbation rewrites")
+    rewrites = yield Ask({key: Request(rewrite_messages(item), dict(request_params), QuestionRewrite)
+                          for key, (_, item) in staged.items() if isinstance(item, Plan)},
+                         "Perturbation rewrites", generator, counted_as="generator")
     records = []
     for key, (question, item) in staged.items():
         record = apply_rewrite(item, question, rewrites[key], substitution_fallback) if isinstance(item, Plan) else item
         record.separating = separates(question, record)
         records.append(record)
     return records
+
+
+def build_perturbations(questions: Sequence[Question], generator_client: Any, levels: Sequence[int] = (1,),
+                        seed: int = 0, max_concurrency: int | None = None, **options: Any) -> list[PerturbationRecord]:
+    """`perturbation_steps` sent to `generator_client` directly, outside a run (the command line, tests)."""
+    return run_steps(perturbation_steps(questions, None, levels, seed, **options),
+                     lambda ask: complete_keyed(generator_client, ask.requests, max_concurrency=max_concurrency,
+                                                desc=ask.desc))
