@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
@@ -23,6 +23,9 @@ from cfa_lib.data import DATASET_NAMES
 from cfa_lib.models.run_options import check_concurrency as check_concurrency
 from cfa_lib.models.run_options import check_cost_cap as check_cost_cap
 from cfa_lib.results import ResultsFileError
+
+if TYPE_CHECKING:
+    from cfa_lib.models.names import ModelSpec
 
 PERTURBATION_LEVELS = (1, 2, 3)
 
@@ -158,17 +161,27 @@ def check_optional_model(name: Any, parameter: str) -> str | None:
     return None if name is None else check_model(name, parameter)
 
 
-def check_model(name: Any, parameter: str = "model") -> str:
-    """Parse the name now, so an unknown model stops the notebook before any question is asked."""
-    from cfa_lib.models import ModelSpecError, parse_model_name
-
+def model_name(name: Any, parameter: str = "model") -> str:
+    """A model name's type (the `Settings.model` field's check; `parse_model` reads the name itself)."""
     if not isinstance(name, str):
         raise invalid(parameter, name, "a model name string such as 'local' or 'gpt-4o-mini'")
+    return name
+
+
+def parse_model(name: Any, parameter: str = "model") -> ModelSpec:
+    """The name parsed now, so an unknown model stops the notebook before any question is asked; the parsed
+    name is what a run hands on (`Settings.spec`), so the name is read once."""
+    from cfa_lib.models import ModelSpecError, parse_model_name
+
     try:
-        parse_model_name(name)
+        return parse_model_name(model_name(name, parameter))
     except ModelSpecError as exc:
         raise ParameterError(f"Parameter {parameter}={name!r} is not valid: {exc}") from exc
-    return name
+
+
+def check_model(name: Any, parameter: str = "model") -> str:
+    """A model name other than the subject's (a judge, the gold or generator model), checked when given."""
+    return parse_model(name, parameter).name
 
 
 def check_results_path(results_path: Any, experiment: str, read: Callable[[Path], T] | None = None

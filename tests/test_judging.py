@@ -15,14 +15,15 @@ from cfa_lib.experiments.judging import (
     paraphrase,
 )
 from cfa_lib.experiments.settings import Settings
+from cfa_lib.models import parse_model_name
 
 EASY = {q.id: q for q in load_dataset("easy", limit=12)}
 
 
 def test_the_judge_is_another_model_unless_none_is_at_hand() -> None:
-    assert default_judges("gpt-4o-mini") == ["gpt-4o"]
-    assert default_judges("gpt-5-mini") == ["gpt-4o-mini"]
-    assert default_judges("local") == ["local"]
+    assert default_judges(parse_model_name("gpt-4o-mini")) == ["gpt-4o"]
+    assert default_judges(parse_model_name("gpt-5-mini")) == ["gpt-4o-mini"]
+    assert default_judges(parse_model_name("local")) == ["local"]
     assert Settings(model="local").self_judged and not Settings(model="gpt-4o-mini").self_judged
     panel = Settings(model="gpt-4o-mini", judge_model='["gpt-4o", "ollama/llama3.1:8b", "qwen3:32b"]')
     assert panel.judges == ["gpt-4o", "ollama/llama3.1:8b", "qwen3:32b"] and not panel.self_judged

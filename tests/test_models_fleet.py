@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.servers under any pytest import mode
 from cfa_lib.models import Request, get_client  # noqa: E402
 from cfa_lib.models.errors import ModelSpecError  # noqa: E402
-from cfa_lib.models.fleet import endpoint, read_models_file  # noqa: E402
+from cfa_lib.models.fleet import endpoint, listed, read_models_file  # noqa: E402
 from cfa_lib.models.names import parse_model_name  # noqa: E402
 from cfa_lib.models.pricing import price_for  # noqa: E402
 from tests.servers.counting_proxy import start_counting_proxy  # noqa: E402
@@ -70,9 +70,9 @@ def test_a_listed_name_is_served_where_the_file_says(tmp_path, monkeypatch):
                                                                           b="https://node-b.example:8443/v1"))))
     spec = parse_model_name("smollm-a")  # no built-in rule accepts this name
     assert (spec.name, spec.backend, spec.model) == ("smollm-a", "openai", "smollm2")
-    assert price_for("openai", "smollm2", "smollm-a") == (0.0, 0.0)  # "free"
-    assert price_for("openai", "smollm2", "smollm-b") == (0.5, 1.5)
-    assert price_for("openai", "gpt-4o-mini", "gpt-4o-mini") == (0.15, 0.60)  # unlisted: the price list
+    assert price_for("openai", "smollm2", listed("smollm-a")) == (0.0, 0.0)  # "free"
+    assert price_for("openai", "smollm2", listed("smollm-b")) == (0.5, 1.5)
+    assert price_for("openai", "gpt-4o-mini", listed("gpt-4o-mini")) == (0.15, 0.60)  # unlisted: the price list
     client = get_client("smollm-a", cache_dir=tmp_path)
     assert client.backend.base_url == "http://10.0.0.5:8000/v1" and client.backend.api_key_env == "NODE_A_KEY"
     assert client.server_ceiling == 3 and client.deterministic is True

@@ -23,8 +23,7 @@ from cfa_lib.experiments.outcome import Outcome, grade_letter
 from cfa_lib.experiments.page import Page, code, md
 from cfa_lib.experiments.study_files import FILE_CODES, letter_error, letter_from_file
 from cfa_lib.key_audit import VERDICTS, AuditRecord
-from cfa_lib.models import Ask, Completion, Request, Steps, parse_model_name
-from cfa_lib.models.fleet import listed
+from cfa_lib.models import Ask, Completion, ModelSpec, Request, Steps
 from cfa_lib.params import Parameters, check_integer, check_levels, check_optional_model, checked_by
 from cfa_lib.perturbation import PerturbationRecord
 from cfa_lib.perturbation.types import STATUSES
@@ -138,12 +137,12 @@ def coverage(rows: Sequence[Row]) -> dict[str, dict[str, int]]:
 
 # Perturbations ----------------------------------------------------------------------------------------
 
-def default_generator(model: str) -> str:
+def default_generator(model: ModelSpec) -> str:
     """gpt-4o writes perturbations for OpenAI runs (as in the card); any other model writes its own; a model the
     models file lists with a `judge` has that one write them."""
-    if (entry := listed(model)) is not None and entry.judge:
+    if (entry := model.listing) is not None and entry.judge:
         return entry.judge
-    return "gpt-4o" if parse_model_name(model).backend == "openai" else model
+    return "gpt-4o" if model.backend == "openai" else model.name
 
 
 def perturbations(run: Context[Options], generator_name: str) -> Steps[list[PerturbationRecord]]:
@@ -311,7 +310,7 @@ class Counterfactual(Experiment[Options, Row, CounterfactualSummary]):
     def grade(self, run: Context[Options], answers: Mapping[Key, Completion]) -> Steps[Graded[Row]]:
         """Build and verify the perturbations, ask the valid ones, and pair them with the originals."""
         options = run.options
-        generator_name = options.generator_model or default_generator(run.settings.model)
+        generator_name = options.generator_model or default_generator(run.settings.spec)
         records = yield from perturbations(run, generator_name)
         perturbed = [record.as_question() for record in records if record.valid]
         answers = {**answers, **(yield Ask({q.id: Request(prompts.mcq_messages(q)) for q in perturbed},

@@ -59,7 +59,7 @@ def execute(experiment: Experiment, settings: Settings, options: params.Paramete
     """
     options = options if options is not None else experiment.Options()
     questions, keys = settings.key_changes()  # the dataset read once: the questions and what the audit changed
-    subject = (clients or {}).get(settings.model) or get_client(settings.model)
+    subject = (clients or {}).get(settings.model) or get_client(settings.spec)
     print(subject.estimate(experiment.estimated_requests(questions, options)))
     session = Session(settings, options, questions, experiment.helper_models(settings, options),
                       {**(clients or {}), settings.model: subject})

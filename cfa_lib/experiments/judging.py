@@ -21,23 +21,22 @@ import numpy as np
 
 from cfa_lib import stats
 from cfa_lib.data import Question
-from cfa_lib.models import Ask, ChatClient, Completion, Request, RunOptions, Steps, complete_keyed, parse_model_name
-from cfa_lib.models.fleet import listed
+from cfa_lib.models import Ask, ChatClient, Completion, ModelSpec, Request, RunOptions, Steps, complete_keyed
 
 MIN_SENSITIVITY = 0.8  # a judge below either bound fails calibration: its results are labelled uncalibrated
 MIN_SPECIFICITY = 0.8
 CALIBRATION_QUESTIONS = 10  # questions sampled per run; each gives one correct and two or more wrong items
 
 
-def default_judges(model: str) -> list[str]:
+def default_judges(model: ModelSpec) -> list[str]:
     """A judge from another model: gpt-4o judges gpt-4o-mini and gpt-4o-mini judges any other OpenAI model;
     offline, the only model at hand is the subject itself, and the run says it is self-judged. A model the models
     file lists with a `judge` is judged by that one."""
-    if (entry := listed(model)) is not None and entry.judge:
+    if (entry := model.listing) is not None and entry.judge:
         return [entry.judge]
-    if parse_model_name(model).backend == "openai":
-        return ["gpt-4o" if parse_model_name(model).model == "gpt-4o-mini" else "gpt-4o-mini"]
-    return [model]
+    if model.backend == "openai":
+        return ["gpt-4o" if model.model == "gpt-4o-mini" else "gpt-4o-mini"]
+    return [model.name]
 
 
 def majority(verdicts: Sequence[Any]) -> tuple[Any, str]:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
+
+from pydantic import PrivateAttr
 
 from cfa_lib.data import Question, load_dataset
 from cfa_lib.experiments.judging import default_judges
 from cfa_lib.key_audit import KeyChanges, apply_audit
+from cfa_lib.models.names import ModelSpec
 from cfa_lib.models.run_options import RunOptions, resolve_options
 from cfa_lib.params import (
     Parameters,
@@ -16,18 +19,19 @@ from cfa_lib.params import (
     check_dataset,
     check_judges,
     check_limit,
-    check_model,
     check_optional_flag,
     check_seed,
     check_tolerance,
     checked_by,
+    model_name,
+    parse_model,
 )
 
 
 class Settings(Parameters):
     """Which model answers which questions, who judges, and how the engine may spend."""
 
-    model: Annotated[str, checked_by(check_model)] = "local"
+    model: Annotated[str, checked_by(model_name)] = "local"  # read once, into `spec`, when the settings are built
     dataset: Annotated[str, checked_by(check_dataset)] = "easy"
     limit: Annotated[int | None, checked_by(check_limit)] = 20
     sample_seed: Annotated[int | None, checked_by(check_seed)] = None
@@ -42,6 +46,17 @@ class Settings(Parameters):
     max_cost_usd: Annotated[float | None, checked_by(check_cost_cap)] = None  # stop cleanly before spending more
     retry_failed: Annotated[bool | None, checked_by(check_optional_flag)] = None  # resend deterministic failures
 
+    _spec: ModelSpec = PrivateAttr()
+
+    def model_post_init(self, context: Any) -> None:
+        self._spec = parse_model(self.model)  # a bad name fails here, before any question
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The subject's name as parsed when the settings were built: what the run's client and default judges
+        are made from (`get_client` takes it as it is)."""
+        return self._spec
+
     def engine(self) -> RunOptions:
         """The engine settings every batch of this run is sent with, resolved once (each one given here, else
         its CFA_* variable, else the engine's default: `models.run_options.resolve_options`)."""
@@ -51,7 +66,7 @@ class Settings(Parameters):
     @property
     def judges(self) -> list[str]:
         """The judge panel: never the subject, unless no other model is available (offline)."""
-        return self.judge_model or default_judges(self.model)
+        return self.judge_model or default_judges(self.spec)
 
     @property
     def self_judged(self) -> bool:

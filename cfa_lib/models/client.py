@@ -155,7 +155,7 @@ class ModelClient(LiveSending, BatchRounds):
             finish_reason=raw.finish_reason,
             cost_usd=cost_usd(
                 self.backend.kind, self.spec.model, raw.prompt_tokens, raw.completion_tokens, batch=batch,
-                name=self.spec.name,
+                listing=self.spec.listing,
             ),
             retries=state.retries,
         )

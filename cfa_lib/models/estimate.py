@@ -51,7 +51,7 @@ def token_plan(backend: Backend, spec: ModelSpec, todo: Sequence[Prepared]) -> T
 def expected_costs(backend: Backend, spec: ModelSpec, keyed: dict[str, Prepared], batch: bool
                    ) -> dict[str, float | None] | None:
     """Each request's expected cost in USD (what max_cost_usd reserves), or None when no price is known."""
-    price = price_for(backend.kind, spec.model, spec.name)
+    price = price_for(backend.kind, spec.model, spec.listing)
     if price is None:
         return None
     plan = token_plan(backend, spec, list(keyed.values()))
@@ -67,7 +67,7 @@ def cost_estimate(backend: Backend, spec: ModelSpec, todo: Sequence[Prepared], n
     plan = token_plan(backend, spec, todo)
     prompt = sum(plan.prompt)
     expected = sum(min(b, plan.typical) for b in plan.budgets)
-    price = price_for(backend.kind, spec.model, spec.name)
+    price = price_for(backend.kind, spec.model, spec.listing)
 
     def usd(completion_tokens: int) -> float | None:
         return None if price is None else (prompt * price[0] + completion_tokens * price[1]) / 1e6

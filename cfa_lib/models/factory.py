@@ -9,15 +9,14 @@ from .backend import BACKENDS, Backend, BackendSettings
 from .cache import CompletionCache
 from .client import ModelClient
 from .env import flag_from_env, positive_from_env
-from .fleet import listed
 from .local_backend import DEFAULT_N_CTX
-from .names import parse_model_name
+from .names import ModelSpec, parse_model_name
 from .retry import RetryPolicy
 from .run_options import BatchFallback
 
 
 def get_client(
-    model: str = "local",
+    model: str | ModelSpec = "local",
     *,
     base_url: str | None = None,
     refresh: bool = False,
@@ -34,7 +33,8 @@ def get_client(
     retry_failed: bool | None = None,
     deterministic: bool | None = None,
 ) -> ModelClient:
-    """A client for one model name (see names.py for the accepted forms). Does not touch the network.
+    """A client for one model name (see names.py for the accepted forms), or a name parsed already (a run's
+    `Settings.spec`). Does not touch the network.
 
     base_url: an OpenAI-compatible server (else OPENAI_BASE_URL, else api.openai.com).
     refresh: ignore cached answers (new answers still replace them in the cache).
@@ -46,10 +46,10 @@ def get_client(
     as that failure (else CFA_DETERMINISTIC, else true for `local` at temperature 0 with its fixed seed).
     The environment variables let an overnight notebook run be tuned without editing it.
     """
-    spec = parse_model_name(model)
+    spec = model if isinstance(model, ModelSpec) else parse_model_name(model)
     timeout_s = timeout_s or positive_from_env("CFA_TIMEOUT_S", float)
     max_attempts = max_attempts or positive_from_env("CFA_MAX_ATTEMPTS", int) or 6
-    entry = listed(model)  # the models file: its endpoint, key variable and determinism are defaults; its ceiling holds
+    entry = spec.listing  # the models file: endpoint, key variable and determinism are defaults; its ceiling holds
     if entry is not None:
         base_url = base_url or entry.base_url
         deterministic = entry.deterministic if deterministic is None else deterministic

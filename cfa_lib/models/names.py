@@ -13,12 +13,12 @@ Accepted forms (also listed in every ModelSpecError):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from .errors import ModelSpecError
-from .fleet import listed
+from .fleet import ModelEntry, listed
 
 BackendName = Literal["openai", "ollama", "local"]  # not backend.Backend, the protocol they implement
 
@@ -43,17 +43,16 @@ class ModelSpec:
     backend: BackendName
     model: str  # the name the backend knows ("gpt-4o-mini", "qwen3:32b", file stem for local)
     path: Path | None = None  # GGUF file for the local backend
+    listing: ModelEntry | None = None  # the models file's entry, read once with the name (endpoint, price, judge)
 
-    @property
-    def is_reasoning(self) -> bool:
-        """OpenAI reasoning models take max_completion_tokens and no temperature."""
-        return self.backend == "openai" and bool(_REASONING.match(self.model))
+    is_reasoning: bool = field(init=False)  # OpenAI reasoning models take max_completion_tokens and no temperature
+    is_thinking: bool = field(init=False)  # models that think before answering need a larger token budget
 
-    @property
-    def is_thinking(self) -> bool:
-        """Models that think before answering need a larger token budget."""
+    def __post_init__(self) -> None:
         base = self.model.rsplit("/", 1)[-1].lower()
-        return self.is_reasoning or any(base.startswith(f) for f in _THINKING_FAMILIES)
+        reasoning = self.backend == "openai" and bool(_REASONING.match(self.model))
+        object.__setattr__(self, "is_reasoning", reasoning)  # read once, with the name: a plain attribute after
+        object.__setattr__(self, "is_thinking", reasoning or any(base.startswith(f) for f in _THINKING_FAMILIES))
 
 
 def default_gguf() -> Path:
@@ -76,7 +75,7 @@ def parse_model_name(name: str) -> ModelSpec:
     if name != name.strip() or not name:
         raise _fail(name, "empty or surrounded by spaces")
     if (entry := listed(name)) is not None:  # the models file says where it is served (fleet.py)
-        return ModelSpec(name, entry.backend, entry.served_as or name)
+        return ModelSpec(name, entry.backend, entry.served_as or name, listing=entry)
     if name == "local":
         path = default_gguf()
         return ModelSpec(name, "local", path.stem, path)

@@ -7,7 +7,7 @@ cost is None, never a guess.
 
 from __future__ import annotations
 
-from .fleet import listed
+from .fleet import ModelEntry
 
 BATCH_DISCOUNT = 0.5  # the Batch API bills half the live price for the same tokens
 FREE = (0.0, 0.0)  # a model run in this process: no bill
@@ -31,11 +31,11 @@ PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
 }
 
 
-def price_for(backend: str, model: str, name: str | None = None) -> tuple[float, float] | None:
-    """(input, output) USD per million tokens, or None when the model is not priced; `name` (the study's name
-    of the model) listed in the models file with a price takes that price."""
-    if name is not None and (entry := listed(name)) is not None and entry.price is not None:
-        return entry.price_per_mtok
+def price_for(backend: str, model: str, listing: ModelEntry | None = None) -> tuple[float, float] | None:
+    """(input, output) USD per million tokens, or None when the model is not priced; a model the models file
+    lists with a price (`listing`, `ModelSpec.listing`) takes that price."""
+    if listing is not None and listing.price is not None:
+        return listing.price_per_mtok
     if backend == "local":
         return FREE
     if backend != "openai":
@@ -46,9 +46,9 @@ def price_for(backend: str, model: str, name: str | None = None) -> tuple[float,
 
 def cost_usd(
     backend: str, model: str, prompt_tokens: int | None, completion_tokens: int | None, batch: bool = False,
-    name: str | None = None,
+    listing: ModelEntry | None = None,
 ) -> float | None:
-    price = price_for(backend, model, name)
+    price = price_for(backend, model, listing)
     if price is None or prompt_tokens is None or completion_tokens is None:
         return None
     live = (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
