@@ -67,22 +67,22 @@ def text_only(question: Question, note: str, reply: GoldReply | None = None) -> 
                       reply.solution_summary if reply else None, "text", note)
 
 
+def gold_step(questions: Sequence[Question], model: str) -> Ask:
+    """The gold model asked for the questions whose correct option carries no gold of its own."""
+    return Ask({q.id: gold_request(q) for q in questions if from_option(q) is None}, "Gold answers", model,
+               counted_as="gold")
+
+
 def gold_answers(questions: Sequence[Question], model: str) -> Steps[dict[str, GoldAnswer]]:
     """Gold answers keyed by question id, the options' where they carry one; the rest asked of the gold `model`
     (a declared step, `cfa_lib.models.steps`: it counts in the run's usage). Calls go through the cache, so each
     dataset and gold model pays for them once, whichever subject model is graded."""
-    golds: dict[str, GoldAnswer] = {}
-    need_model: dict[str, Question] = {}
-    for question in questions:
-        gold = from_option(question)
-        if gold is None:
-            need_model[question.id] = question
-        else:
-            golds[question.id] = gold
-    replies = (yield Ask({qid: gold_request(q) for qid, q in need_model.items()}, "Gold answers", model,
-                         counted_as="gold")) if need_model else {}
+    golds = {q.id: gold for q in questions if (gold := from_option(q)) is not None}
+    step = gold_step(questions, model)
+    replies = (yield step) if step.requests else {}
+    by_id = {q.id: q for q in questions}
     for qid, completion in replies.items():
-        question = need_model[qid]
+        question = by_id[qid]
         reply, why = parse_reply(completion, GoldReply, "gold model")
         if reply is None:
             golds[qid] = text_only(question, f"gold model failed: {completion.error}" if not completion.ok else why)

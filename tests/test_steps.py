@@ -62,3 +62,41 @@ def test_perturbations_a_generator_writes_are_two_steps_of_that_model_counted_as
         ("Perturbation formulas", "ollama/writer", "generator", 1),
         ("Perturbation rewrites", "ollama/writer", "generator", 0)]
     assert [(r.question_id, r.level, r.valid) for r in records] == [("easy_3", 1, False)]
+
+
+class Scripted:
+    """A model passed in by name: every reply is `text`; its estimate counts what it is given."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.sent = text, 0
+
+    def check(self) -> None:
+        pass
+
+    def estimate(self, requests: list) -> str:
+        return f"{len(requests)} requests, free"
+
+    def complete_many(self, requests: list, **_: object) -> list[Completion]:
+        self.sent += len(requests)
+        return [reply(self.text) for _ in requests]
+
+    def engine_stats(self) -> dict:
+        return {}
+
+
+def test_the_estimate_counts_every_step_per_model_before_any_call(tmp_path, monkeypatch, capsys):
+    """Option bias on two questions: the subject's 4 first requests exactly, and for the judge (another model)
+    at most one verdict per open answer and the calibration items; the run then sends no more than that."""
+    from cfa_lib.experiments.execute import run_or_load
+
+    monkeypatch.setenv("CFA_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("CFA_CACHE_DIR", str(tmp_path / "cache"))
+    subject, judge = Scripted("Expected inflation.\nANSWER: C"), Scripted('{"correct": true, "reasoning": "same"}')
+    settings = Settings(model="ollama/subject-x", judge_model=["ollama/judge-x"], limit=2)
+    items = 6  # calibration on the one question answerable without options: its 3 options, as written and reworded
+    run_or_load(OPTION_BIAS, settings, clients={"ollama/subject-x": subject, "ollama/judge-x": judge})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:2] == [
+        "ollama/subject-x (subject 4): 4 requests, free",
+        f"ollama/judge-x (judge at most 2, judge calibration at most {items}): {2 + items} requests, free"]
+    assert subject.sent == 4 and 0 < judge.sent <= 2 + items

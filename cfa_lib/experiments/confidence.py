@@ -211,10 +211,10 @@ class Confidence(Experiment[Options, Row, ConfidenceSummary]):
     def requests(self, questions: Sequence[Question], options: Options) -> dict[Key, Request]:
         return {(q.id, "answer"): Request(prompts.mcq_messages(q)) for q in questions}
 
-    def estimated_requests(self, questions: Sequence[Question], options: Options) -> list[Request]:
+    def estimated_steps(self, run: Context[Options]) -> list[Ask]:
         """Both turns; the follow-up's own answer is not known yet, so the key's text stands in for it."""
-        return [*self.requests(questions, options).values(),
-                *(follow_up(q, f"ANSWER: {q.answer}") for q in questions)]
+        return [*super().estimated_steps(run),
+                Ask({(q.id, "confidence"): follow_up(q, f"ANSWER: {q.answer}") for q in run.questions}, "Confidence")]
 
     def grade(self, run: Context[Options], answers: Mapping[Key, Completion]) -> Steps[Graded[Row]]:
         questions = run.questions

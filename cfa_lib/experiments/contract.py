@@ -5,6 +5,7 @@ solver and a scorer): an experiment is a subclass of `Experiment` that says
 
 * its options, one `Parameters` model checked once (`Options`), and its results row (`Row`);
 * `requests`: what the subject is asked for a list of questions, keyed by (question id, role);
+* `estimated_steps`: every step a run may take, at its most, which the cost estimate counts before any call;
 * `grade`: the subject's answers graded into rows, with the run's facts the rows cannot give back (a judge's
   calibration); the further model calls it needs (judges, their calibration, gold answers, follow-up turns,
   perturbations) are declared steps it yields (`cfa_lib.models.steps.Ask`), which the engine sends, so grading is
@@ -31,7 +32,7 @@ from cfa_lib.data import Question
 from cfa_lib.experiments.judging import JudgeAgreement, JudgeCalibration
 from cfa_lib.experiments.outcome import Outcome
 from cfa_lib.experiments.page import Page
-from cfa_lib.models import Completion, Request, Steps
+from cfa_lib.models import Ask, Completion, Request, Steps
 from cfa_lib.params import Parameters
 from cfa_lib.prompts import PROMPT_VERSION, all_prompts, version_of
 from cfa_lib.results import ResultRow
@@ -177,9 +178,11 @@ class Experiment(ABC, Generic[OptionsT, RowT, SummaryT]):
     def requests(self, questions: Sequence[Question], options: OptionsT) -> dict[Key, Request]:
         """What the subject is asked first, keyed; the cost estimate counts these."""
 
-    def estimated_requests(self, questions: Sequence[Question], options: OptionsT) -> list[Request]:
-        """The subject requests the cost estimate counts (more than `requests` when later ones are known)."""
-        return list(self.requests(questions, options).values())
+    def estimated_steps(self, run: Context[OptionsT]) -> list[Ask]:
+        """The steps a run may declare, for the cost estimate before any call: the subject's first batch, then each
+        later step at its most (a judge for every answer, with the key's text standing in for answers not known
+        yet). The default: the first batch alone."""
+        return [Ask(self.requests(run.questions, run.options), self.title)]
 
     @abstractmethod
     def grade(self, run: Context[OptionsT], answers: Mapping[Key, Completion]) -> Steps[Graded[RowT]]:

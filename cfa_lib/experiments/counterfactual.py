@@ -23,7 +23,7 @@ from cfa_lib.experiments.outcome import Outcome, grade_letter
 from cfa_lib.experiments.page import Page, code, md
 from cfa_lib.experiments.study_files import FILE_CODES, letter_error, letter_from_file
 from cfa_lib.key_audit import VERDICTS, AuditRecord
-from cfa_lib.models import Ask, Completion, ModelSpec, Request, Steps
+from cfa_lib.models import Ask, Completion, ModelSpec, Request, Steps, run_steps
 from cfa_lib.params import Parameters, check_integer, check_levels, check_optional_model, checked_by
 from cfa_lib.perturbation import PerturbationRecord
 from cfa_lib.perturbation.types import STATUSES
@@ -306,6 +306,29 @@ class Counterfactual(Experiment[Options, Row, CounterfactualSummary]):
     def requests(self, questions: Sequence[Question], options: Options) -> dict[Key, Request]:
         """The originals, in the multiple-choice format (the perturbations follow once they are built)."""
         return {q.id: Request(prompts.mcq_messages(q)) for q in questions}
+
+    def estimated_steps(self, run: Context[Options]) -> list[Ask]:
+        """The originals, the items the templates give (built offline, as the run builds them) and, for questions
+        without one, the generator's formula step and at most one rewrite and one answer per question and level
+        (the original's text standing in)."""
+        generator = run.options.generator_model or default_generator(run.settings.spec)
+        declared: list[Ask] = []
+
+        def not_sent(ask: Ask) -> dict[Key, Completion]:
+            declared.append(ask)
+            return {key: Completion("", generator, error="not sent: the estimate", error_kind="failed")
+                    for key in ask.requests}
+
+        records = run_steps(perturbations(run, generator), not_sent)
+        formulas = declared[0].requests if declared else {}
+        by_id = {q.id: q for q in run.questions}
+        written = [(qid, level) for qid in formulas for level in run.options.perturbation_levels]
+        items = [record.as_question() for record in records if record.valid]
+        return [*super().estimated_steps(run),
+                *([declared[0], Ask({key: formulas[key[0]] for key in written}, "Perturbation rewrites", generator,
+                                    counted_as="generator")] if formulas else []),
+                Ask({**{q.id: Request(prompts.mcq_messages(q)) for q in items},
+                     **{key: Request(prompts.mcq_messages(by_id[key[0]])) for key in written}}, "Perturbations")]
 
     def grade(self, run: Context[Options], answers: Mapping[Key, Completion]) -> Steps[Graded[Row]]:
         """Build and verify the perturbations, ask the valid ones, and pair them with the originals."""

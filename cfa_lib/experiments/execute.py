@@ -60,11 +60,12 @@ def execute(experiment: Experiment, settings: Settings, options: params.Paramete
     options = options if options is not None else experiment.Options()
     questions, keys = settings.key_changes()  # the dataset read once: the questions and what the audit changed
     subject = (clients or {}).get(settings.model) or get_client(settings.spec)
-    print(subject.estimate(experiment.estimated_requests(questions, options)))
     session = Session(settings, options, questions, experiment.helper_models(settings, options),
                       {**(clients or {}), settings.model: subject})
+    context = Context(settings, options, questions)
+    print("\n".join(session.estimate(experiment.estimated_steps(context))))
     answers = session.ask(experiment.requests(questions, options), desc=experiment.title)
-    graded = run_steps(experiment.grade(Context(settings, options, questions), answers), session.answer)
+    graded = run_steps(experiment.grade(context, answers), session.answer)
     meta = metadata(experiment, settings, len(questions), session.engine, keys, **graded.metadata,
                     engine=session.engine_stats())
     usage = session.usage()

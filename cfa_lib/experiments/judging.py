@@ -177,6 +177,12 @@ def _corrected(p: float, q0: float, q1: float) -> float:
     return float(min(1.0, max(0.0, stats.lee_theta(p, q0, q1))))
 
 
+def calibration_step(items: Sequence[CalibrationItem], request_for: Callable[[Question, str], Request]) -> Ask:
+    """Every calibration item asked of every judge of the panel."""
+    return Ask({i: request_for(item.question, item.answer) for i, item in enumerate(items)}, "Judge calibration",
+               panel=True, counted_as="judge calibration")
+
+
 def run_calibration(judges: Sequence[str], questions: Sequence[Question],
                     request_for: Callable[[Question, str], Request], verdict_of: Callable[[Completion], bool | None],
                     judged_correct: Sequence[bool], sample: int = CALIBRATION_QUESTIONS, seed: int = 0
@@ -184,8 +190,7 @@ def run_calibration(judges: Sequence[str], questions: Sequence[Question],
     """Calibrate the judge panel `judges` on key-derived items from `questions` (the run's judged questions):
     one declared step, every judge of the panel answering every item (`cfa_lib.models.steps`)."""
     items = calibration_items(questions, sample, seed)
-    replies = yield Ask({i: request_for(item.question, item.answer) for i, item in enumerate(items)},
-                        "Judge calibration", panel=True, counted_as="judge calibration")
+    replies = yield calibration_step(items, request_for)
     verdicts = [majority([verdict_of(c) for c in replies[i].values()])[0] for i in range(len(items))]
     by_kind = {kind: {"n": sum(1 for it, v in zip(items, verdicts, strict=True)
                                if it.kind == kind and v is not None),

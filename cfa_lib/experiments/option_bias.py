@@ -22,7 +22,13 @@ from cfa_lib.answers.commitment import has_refusal
 from cfa_lib.data import Question
 from cfa_lib.experiments import variants as answer_variants
 from cfa_lib.experiments.contract import FORMAT_A, FORMAT_B, Context, Experiment, Graded, Key, Sample
-from cfa_lib.experiments.judging import CALIBRATION_QUESTIONS, majority, run_calibration
+from cfa_lib.experiments.judging import (
+    CALIBRATION_QUESTIONS,
+    calibration_items,
+    calibration_step,
+    majority,
+    run_calibration,
+)
 from cfa_lib.experiments.option_bias_summary import OptionBiasSummary, Pair, summarize
 from cfa_lib.experiments.outcome import Outcome, grade_letter, outcome_of, read_open_answer
 from cfa_lib.experiments.page import Page, code, md
@@ -295,10 +301,17 @@ class OptionBias(Experiment[Options, Row, OptionBiasSummary]):
     def requests(self, questions: Sequence[Question], options: Options) -> dict[Key, Request]:
         return format_requests(questions)
 
-    def estimated_requests(self, questions: Sequence[Question], options: Options) -> list[Request]:
-        """Both formats and the variants asked (reason_then_choose without Format B's reply, not known yet)."""
-        return [*format_requests(questions).values(),
-                *answer_variants.variant_requests(questions, options.variants).values()]
+    def estimated_steps(self, run: Context[Options]) -> list[Ask]:
+        """Both formats, the variants asked (reason_then_choose without Format B's reply, not known yet), and at
+        most every open answer to the judge panel (the key's text standing in) with its calibration."""
+        questions, options = run.questions, run.options
+        answerable = [q for q in questions if classify(q).open_answerable] or list(questions)
+        return [*super().estimated_steps(run),
+                *([Ask(answer_variants.variant_requests(questions, options.variants), "Variants",
+                       counted_as="variants")] if options.variants else []),
+                Ask({q.id: judge_request(q, q.correct_text) for q in questions}, "Judges", panel=True,
+                    counted_as="judge"),
+                calibration_step(calibration_items(answerable, options.calibration_sample), judge_request)]
 
     def grade(self, run: Context[Options], answers: Mapping[Key, Completion]) -> Steps[Graded[Row]]:
         """Judge what numbers cannot decide, ask the answer-format variants (if any), calibrate the judge on the

@@ -81,13 +81,35 @@ class Session:
         self._calls.setdefault(counted_as, []).extend(c for by_judge in replies.values() for c in by_judge.values())
         return replies
 
+    def recipients(self, ask: Ask) -> dict[str, ChatClient]:
+        """Who answers a declared step (`cfa_lib.models.steps`), by model name: every judge of the panel, the model
+        it names (made and checked on first use) or the subject."""
+        if ask.panel:
+            return self.judges
+        if ask.model is None:
+            return {self.settings.model: self.subject}
+        return {ask.model: self.client(ask.model, ask.counted_as)}
+
     def answer(self, ask: Ask) -> dict[Any, Any]:
-        """The replies to one declared step (`cfa_lib.models.steps`): from the judge panel, the model it names
-        (made and checked on first use) or the subject, sent with the run's engine settings."""
+        """The replies to one declared step, sent with the run's engine settings (a panel's: `{key: {judge:
+        completion}}`)."""
         if ask.panel:
             return self.ask_panel(ask.requests, ask.counted_as)
-        client = self.subject if ask.model is None else self.client(ask.model, ask.counted_as)
+        (client,) = self.recipients(ask).values()
         return self.ask(ask.requests, ask.desc, client, ask.counted_as)
+
+    def estimate(self, steps: Sequence[Ask]) -> list[str]:
+        """The cost before any call, a line per model: the first step as it will be sent, every later one at its
+        most (`Experiment.estimated_steps`), summed per client; cached requests are free."""
+        plan: dict[int, tuple[str, ChatClient, list[Request], dict[str, int]]] = {}
+        for position, ask in enumerate(steps):
+            for name, client in self.recipients(ask).items():
+                _, _, requests, roles = plan.setdefault(id(client), (name, client, [], {}))
+                requests.extend(ask.requests.values())
+                role = ask.counted_as if position == 0 else f"{ask.counted_as} at most"
+                roles[role] = roles.get(role, 0) + len(ask.requests)
+        return [f"{name} ({', '.join(f'{role} {n}' for role, n in roles.items() if n)}): {client.estimate(requests)}"
+                for name, client, requests, roles in plan.values() if requests]
 
     def usage(self) -> dict[str, dict[str, Any]]:
         """Usage per role (subject, judge, ...) in the order the roles were first asked."""

@@ -29,13 +29,20 @@ from cfa_lib.answers import (
 )
 from cfa_lib.data import Question, dataset_of, questions_by_id
 from cfa_lib.experiments.contract import OPEN, Context, Experiment, Graded, Key, Sample, tally
-from cfa_lib.experiments.judging import CALIBRATION_QUESTIONS, JudgeAgreement, majority, run_calibration
+from cfa_lib.experiments.judging import (
+    CALIBRATION_QUESTIONS,
+    JudgeAgreement,
+    calibration_items,
+    calibration_step,
+    majority,
+    run_calibration,
+)
 from cfa_lib.experiments.outcome import Outcome, outcome_of, read_open_answer
 from cfa_lib.experiments.page import Page, code, md
 from cfa_lib.experiments.settings import Settings
 from cfa_lib.experiments.study_files import EXCLUSION_OF_CODE, FILE_CODES, LEVEL_NAMES, LEVEL_STATUS, file_code
 from cfa_lib.experiments.three_tier_summary import ThreeTierSummary, Tiered, summarize
-from cfa_lib.gold import GoldAnswer, gold_answers
+from cfa_lib.gold import GoldAnswer, from_option, gold_answers, gold_step, text_only
 from cfa_lib.key_audit import AuditRecord
 from cfa_lib.models import Ask, Completion, Request, Steps
 from cfa_lib.params import Parameters, check_count, check_optional_model, checked_by
@@ -306,6 +313,20 @@ class ThreeTier(Experiment[Options, Row, ThreeTierSummary]):
 
     def requests(self, questions: Sequence[Question], options: Options) -> dict[Key, Request]:
         return open_requests(questions)
+
+    def estimated_steps(self, run: Context[Options]) -> list[Ask]:
+        """The open answers, the gold model's questions, and at most: every answer to the judge panel (the tier or
+        the blind agreement sample, never both), the calibration items, and an error category for every answer;
+        the key's text stands in for the answers, not known yet."""
+        questions, options, judges = run.questions, run.options, run.settings.judges
+        golds = {q.id: from_option(q) or text_only(q, "") for q in questions}
+        tiers = {q.id: tier_request(q, golds[q.id], q.correct_text) for q in questions}
+        return [*super().estimated_steps(run), gold_step(questions, options.gold_model or judges[0]),
+                Ask(tiers, "Judges", panel=True, counted_as="judge"),
+                calibration_step(calibration_items(questions, options.calibration_sample),
+                                 lambda q, answer: tier_request(q, golds[q.id], answer)),
+                Ask({q.id: error_request(q, golds[q.id], q.correct_text) for q in questions}, "Error attribution",
+                    judges[0], counted_as="judge")]
 
     def grade(self, run: Context[Options], answers: Mapping[Key, Completion]) -> Steps[Graded[Row]]:
         """Gold answers, grading by numbers, the judge for the rest (and blind on a sample for agreement), the
