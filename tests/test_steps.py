@@ -98,5 +98,5 @@ def test_the_estimate_counts_every_step_per_model_before_any_call(tmp_path, monk
     printed = capsys.readouterr().out.splitlines()
     assert printed[:2] == [
         "ollama/subject-x (subject 4): 4 requests, free",
-        f"ollama/judge-x (judge at most 2, judge calibration at most {items}): {2 + items} requests, free"]
+        f"ollama/judge-x (at most: judge 2, judge calibration {items}): {2 + items} requests, free"]
     assert subject.sent == 4 and 0 < judge.sent <= 2 + items

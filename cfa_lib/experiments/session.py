@@ -104,12 +104,18 @@ class Session:
         plan: dict[int, tuple[str, ChatClient, list[Request], dict[str, int]]] = {}
         for position, ask in enumerate(steps):
             for name, client in self.recipients(ask).items():
-                _, _, requests, roles = plan.setdefault(id(client), (name, client, [], {}))
+                _, _, requests, counts = plan.setdefault(id(client), (name, client, [], {}))
                 requests.extend(ask.requests.values())
-                role = ask.counted_as if position == 0 else f"{ask.counted_as} at most"
-                roles[role] = roles.get(role, 0) + len(ask.requests)
-        return [f"{name} ({', '.join(f'{role} {n}' for role, n in roles.items() if n)}): {client.estimate(requests)}"
-                for name, client, requests, roles in plan.values() if requests]
+                label = "" if position == 0 else ask.desc.lower() if ask.counted_as == "subject" else ask.counted_as
+                counts[label] = counts.get(label, 0) + len(ask.requests)
+        lines = []
+        for name, client, requests, counts in plan.values():
+            later = ", ".join(f"{label} {n}" for label, n in counts.items() if label and n)
+            parts = [f"subject {counts['']}"] if counts.get("") else []
+            parts += [f"at most: {later}"] if later else []
+            if requests:
+                lines.append(f"{name} ({'; '.join(parts)}): {client.estimate(requests)}")
+        return lines
 
     def usage(self) -> dict[str, dict[str, Any]]:
         """Usage per role (subject, judge, ...) in the order the roles were first asked."""
