@@ -307,6 +307,23 @@ def test_cjk_compound_multipliers(questions):
         assert grade_open_answer(questions["easy_513"], partial, "stop").verdict == "judge"
 
 
+@pytest.mark.parametrize(("response", "verdict", "value"), [
+    ("정답: 약 11만 3,733달러", "correct", 113733),  # Korean 만 (10⁴) and the units after it, not 3,733
+    ("FINAL ANSWER: 11万3733美元", "correct", 113733),  # the same sum in Chinese, written without a space
+    ("정답: 약 11만 2,555달러", "incorrect", 112555),  # distractor A
+    ("답: 11.37만 달러", "correct", 113700),
+])
+def test_korean_man_and_the_units_after_a_whole_man(questions, response, verdict, value):
+    """easy_3 (key C, $113,733): a number after a whole 万/만 is its units; before, '11만 3,733' was read as 3,733."""
+    grade = grade_open_answer(questions["easy_3"], response, "stop")
+    assert (grade.verdict, grade.value.value) == (verdict, value)
+
+
+def test_units_that_do_not_follow_a_whole_man_are_deferred(questions):
+    assert grade_open_answer(questions["easy_3"], "答案：11万12,345美元", "stop").verdict == "judge"
+    assert grade_open_answer(questions["easy_3"], "정답: 11만 3천 달러", "stop").verdict == "judge"  # 천 not read
+
+
 @pytest.mark.parametrize("response", [
     # eopen-092: Turkish prefix percent with a decimal comma, 'düşüş' (decline)
     "Süre etkisi: −7,140 × 0,005 = −0,0357\nKonveksite etkisi: 0,5 × 66,200 × (0,005)² = +0,0008275\nToplam fiyat "

@@ -134,12 +134,14 @@ _SCIENTIFIC = re.compile(
     r"(?<![\w.,])(?P<m>\d+(?:[.,]\d+)?)(?:\s*[×xX*·]\s*10\s*(?:\^\s*\{?\s*(?P<e1>[-+]?\d+)\s*\}?|(?P<e2>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))"
     r"|[eE](?P<e3>[-+]?\d{1,3}))(?![\w.])")
 SCALE_NOTE = r"(?:[$€£¥]\s*|(?:USD|EUR|GBP|JPY)\s+)?(?:thousands|millions|billions|['’]?000['’]?s)\b"
-# '98.27万', '1.5亿', '1億6,990万' (10⁸ and 10⁴ summed), read only when nothing else of the form is CJK (千, 兆, 六)
-CJK_NUMERALS = "〇一二三四五六七八九十百千万萬億亿兆"
+# '98.27万', '1.5亿', '1億6,990万' (10⁸ and 10⁴ summed), Korean '11만 3,733' and '1억 2,000만' (the units after a
+# whole 만 added), read only when nothing else of the form is CJK (千, 천, 兆, 六)
+CJK_NUMERALS = "〇一二三四五六七八九十百千万萬億亿兆만억천조"
 _CJK_DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _CJK_SCALE = re.compile(
-    rf"(?<![\d.,{CJK_NUMERALS}])(?:(?P<oku>{_CJK_DIGITS})\s*[億亿](?:\s*(?P<man>{_CJK_DIGITS})\s*[万萬])?"
-    rf"|(?P<man_only>{_CJK_DIGITS})\s*[万萬])(?![\d{CJK_NUMERALS}])")
+    rf"(?<![\d.,{CJK_NUMERALS}])(?:(?P<oku>{_CJK_DIGITS})\s*[億亿억](?:\s*(?P<man>{_CJK_DIGITS})\s*[万萬만])?"
+    rf"|(?P<man_only>{_CJK_DIGITS})\s*[万萬만])(?:\s*(?P<units>\d,\d{{3}}|\d{{1,4}})(?![\d.,]))?"
+    rf"(?![\d{CJK_NUMERALS}])(?!\s*\d[\d,.]*\s*[{CJK_NUMERALS}])")  # '11만 3천': not read in part
 # unit, scale and sign words of the languages answers are written in, as the readers know them
 _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?i)(?<=\d)\s*(?:个)?(?:基点|basispunkte?n?|points?\s+de\s+base|puntos?\s+b[aá]sicos?|"
@@ -203,7 +205,10 @@ def _cjk_value(match: re.Match[str]) -> str:
     def part(name: str) -> Decimal:
         return Decimal((match.group(name) or "0").replace(",", ""))
 
-    return _plain(part("oku") * 10**8 + (part("man") + part("man_only")) * 10_000)
+    man = part("man") + part("man_only")
+    if match.group("units") and (man != man.to_integral_value() or part("units") >= 10_000):
+        return match.group()  # '98.27万 3' or '11만 12,345': not one number; the reader defers on what it cannot read
+    return _plain(part("oku") * 10**8 + man * 10_000 + part("units"))
 
 
 def _plain(value: Decimal) -> str:
