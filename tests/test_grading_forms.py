@@ -25,6 +25,17 @@ def questions():
 
 
 # --- letters: the options' texts, and letter forms ---------------------------------------------------------
+@pytest.mark.parametrize(("response", "verdict", "letter"), [
+    # the prompt's 'ANSWER: C' in capitals inside a line, after an earlier answer line: the revision wins
+    ("ANSWER: B\nWait, recheck: quarterly rate 1.75%, 24 periods → 113,733. ANSWER: C", "correct", "C"),
+    ("My answer: option three.", "correct", "C"),  # options counted in words
+    ("Ответ: В", "judge", None),  # Cyrillic В: B by its shape, C by its place; before, decided no_answer
+])
+def test_letter_revisions_counted_options_and_the_cyrillic_ve(questions, response, verdict, letter):
+    grade = grade_choice(questions["easy_3"], response, "stop")  # key C, $113,733
+    assert (grade.verdict, grade.letter) == (verdict, letter)
+
+
 @pytest.mark.parametrize(("qid", "response", "letter"), [
     ("easy_944", "Setting MR = MC gives P = 40 × 3, so the firm charges $120 (option C).", "C"),
     ("easy_944", "Average-cost pricing under regulation: $70 — option B.", "B"),

@@ -161,10 +161,16 @@ _NEGATION = r"(?i:\bnot)\s+" + _NEGATED + r"(?:\s*(?:,|(?i:or|nor|and))\s*" + _N
     r"\s*(?:,?\s*(?i:but)|[—–-]+\s*(?i:it['’]?s|it\s+is)?|[,;.]\s*(?i:it['’]?s|it\s+is))\s*[*_(\[]*(?P<letter>[{letters}])(?![\w'’])"
 
 
+# the prompt's own 'ANSWER: C' in capitals inside a line: '... → 113,733. ANSWER: C' after an earlier answer line
+_ANSWER_INLINE = r"(?<![\w])ANSWER[ \t]*[:：][ \t*_(\[]*(?P<letter>[{letters}])(?![\w'’])"
+
+
 def _answer_lines(body: str, letters: str) -> list[re.Match[str]]:
-    """The `ANSWER: X` lines of a cleaned body, without 'Answer: A bond's price ...' (an article)."""
-    return [m for m in re.finditer(_ANSWER_LINE.format(letters=letters), body)
-            if not _is_article(m.group("letter"), body, m.end("letter"))]
+    """The `ANSWER: X` lines of a cleaned body, and the prompt's capitals inside a line, in order, without
+    'Answer: A bond's price ...' (an article)."""
+    found = {m.start("letter"): m for pattern in (_ANSWER_LINE, _ANSWER_INLINE)
+             for m in re.finditer(pattern.format(letters=letters), body)}
+    return [m for _, m in sorted(found.items()) if not _is_article(m.group("letter"), body, m.end("letter"))]
 
 
 def _is_article(letter: str, text: str, end: int) -> bool:
@@ -178,6 +184,9 @@ _LONE_LOOKALIKE = re.compile(r"(?<!\w)[АБСЕабсеΑΒΕ](?=[ \t]*(?:[).:;!
 
 
 _ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4}
+_COUNTED = {"one": 0, "two": 1, "three": 2, "four": 3, "five": 4}  # 'option three'
+# the Cyrillic В alone as the answer: B by its shape, C by its place (А, Б, В); the judge's to read
+_CYRILLIC_VE = re.compile(r"(?<!\w)[Вв](?=[ \t]*(?:[).:;!*\]]|$))", re.MULTILINE)
 
 
 def _ordinals_as_letters(body: str, letters: str) -> str:
@@ -186,6 +195,8 @@ def _ordinals_as_letters(body: str, letters: str) -> str:
         return f"option {letters[index]}" if 0 <= index < len(letters) else whole
     body = re.sub(r"(?i)\bthe\s+(first|second|third|fourth|fifth)\s+(?:option|choice)\b",
                   lambda m: letter(_ORDINALS[m.group(1).lower()], m.group()), body)
+    body = re.sub(r"(?i)\b(?:option|choice)\s+(one|two|three|four|five)\b",
+                  lambda m: letter(_COUNTED[m.group(1).lower()], m.group()), body)
     return re.sub(r"(?i)\b(?:option|choice)\s*#\s*([1-5])\b", lambda m: letter(int(m.group(1)) - 1, m.group()), body)
 
 
@@ -281,6 +292,8 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     reading = _by_option(body, letters, options) if options else ChoiceReading(None)
     if reading.letter is None and not reading.doubt and (named := _letters_named_alone(body, letters)):
         return ChoiceReading(None, f"option {named} is named, but in no form the reader decides on")
+    if reading.letter is None and not reading.doubt and _CYRILLIC_VE.search(body):
+        return ChoiceReading(None, "a Cyrillic В is named: B by its shape, C by its place in А, Б, В")
     return reading
 
 
