@@ -330,6 +330,13 @@ def test_korean_man_and_the_units_after_a_whole_man(questions, response, verdict
     assert (grade.verdict, grade.value.value) == (verdict, value)
 
 
+@pytest.mark.parametrize(("response", "value"), [("Answer: ~8½%", 8.5), ("FINAL ANSWER: 8 ½ %", 8.5)])
+def test_a_vulgar_fraction_is_part_of_its_number(questions, response, value):
+    """easy_64 (key A, 8.5 %): '8½%' is 8.5 %; before, it was read as 8 and graded incorrect."""
+    grade = grade_open_answer(questions["easy_64"], response, "stop")
+    assert (grade.verdict, grade.value.value) == ("correct", value)
+
+
 def test_units_that_do_not_follow_a_whole_man_are_deferred(questions):
     assert grade_open_answer(questions["easy_3"], "答案：11万12,345美元", "stop").verdict == "judge"
     assert grade_open_answer(questions["easy_3"], "정답: 11만 3천 달러", "stop").verdict == "judge"  # 천 not read

@@ -45,10 +45,22 @@ def _fraction(match: re.Match[str]) -> str:
 _FULL_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
 
 
+# vulgar fractions as decimals: '8½%' is 8.5 %, '¾' is 0.75 (thirds to seven places)
+_VULGAR = {"½": "5", "¼": "25", "¾": "75", "⅛": "125", "⅜": "375", "⅝": "625", "⅞": "875", "⅕": "2", "⅖": "4",
+           "⅗": "6", "⅘": "8", "⅓": "3333333", "⅔": "6666667"}
+_VULGAR_AFTER = re.compile(rf"(?:(?P<whole>\d+)[ \t]?)?(?P<part>[{''.join(_VULGAR)}])")
+
+
+def _vulgar(match: re.Match[str]) -> str:
+    return f"{match.group('whole') or '0'}.{_VULGAR[match.group('part')]}"
+
+
 def clean(text: str | None) -> str:
     """The answer part of a response as plain text: reasoning blocks dropped, full-width characters as their
-    ASCII forms, LaTeX and markup unwrapped."""
+    ASCII forms, vulgar fractions as decimals, LaTeX and markup unwrapped."""
     text = split_thinking(text or "")[0].translate(_FULL_WIDTH)
+    if not text.isascii():
+        text = _VULGAR_AFTER.sub(_vulgar, text)
     text = _unwrap_latex(text)
     text = re.sub(r"</?(?:b|strong|em|i|u|p|br|span|div)\b[^>]*>", " ", text, flags=re.I)
     return text.replace("**", "").replace("__", "").replace("·", "×").replace("⋅", "×")
