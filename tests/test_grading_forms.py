@@ -337,6 +337,16 @@ def test_a_vulgar_fraction_is_part_of_its_number(questions, response, value):
     assert (grade.verdict, grade.value.value) == ("correct", value)
 
 
+@pytest.mark.parametrize(("response", "verdict"), [
+    ("FINAL ANSWER: $3.80\n\nCorrection: that's basic. Diluted is $3.70.", "judge"),  # was incorrect
+    ("FINAL ANSWER: $3.70\n\nWait, that's wrong: I forgot the dividends. It should be $3.80.", "judge"),  # was correct
+    ("FINAL ANSWER: $3.70\n\nCheck: 200 / 54 = 3.7037, and basic EPS is $3.80.", "correct"),  # a check, not a revision
+])
+def test_a_final_line_taken_back_after_it_goes_to_the_judge(questions, response, verdict):
+    """easy_142 (key C, $3.70): the FINAL ANSWER line wins over steps and checks after it, not over a retraction."""
+    assert grade_open_answer(questions["easy_142"], response, "stop").verdict == verdict
+
+
 def test_units_that_do_not_follow_a_whole_man_are_deferred(questions):
     assert grade_open_answer(questions["easy_3"], "答案：11万12,345美元", "stop").verdict == "judge"
     assert grade_open_answer(questions["easy_3"], "정답: 11만 3천 달러", "stop").verdict == "judge"  # 천 not read

@@ -25,6 +25,18 @@ from cfa_lib.answers.question_unit import asks_change, asks_difference
 _FINAL_LINE = re.compile(r"(?im)^[ \t>#*_\-•]*final[ \t]+answer[ \t*_]*[:：][ \t*_]*(?P<rest>.*)$")
 
 
+def after_final_line(body: str) -> str:
+    """What a cleaned body writes after its last `FINAL ANSWER:` line and that line's value ('' when none)."""
+    matches = list(_FINAL_LINE.finditer(body))
+    if not matches:
+        return ""
+    last = matches[-1]
+    if last.group("rest").strip(" *_`"):
+        return body[last.end() :]
+    rest = body[last.end() :].lstrip()
+    return rest.split("\n", 1)[1] if "\n" in rest else ""
+
+
 def final_answer_line(body: str) -> str | None:
     """The value written on the last `FINAL ANSWER:` line of a cleaned body (the next non-empty line when
     the marker stands alone), or None when there is no such line."""

@@ -63,6 +63,7 @@ from cfa_lib.answers.choice import has_answer_line, read_choice
 from cfa_lib.answers.commitment import (
     UNDECIDED,
     Direction,
+    after_final_line,
     conclusion,
     direction_agreement,
     directions,
@@ -99,7 +100,13 @@ from cfa_lib.answers.numbers import (
     symmetric_values,
 )
 from cfa_lib.answers.question_unit import in_stem_unit, stem_unit
-from cfa_lib.answers.settle import bold_elsewhere, key_stated_elsewhere, settle, table_after_statement
+from cfa_lib.answers.settle import (
+    bold_elsewhere,
+    key_stated_elsewhere,
+    revised_after_final,
+    settle,
+    table_after_statement,
+)
 from cfa_lib.answers.structured import answer_fields, json_reply
 from cfa_lib.answers.text import clean
 from cfa_lib.answers.value_context import (
@@ -250,6 +257,9 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
             elsewhere := key_stated_elsewhere(text, question.stem, settled, match,
                                               lambda r: _same_magnitude(r, graded.value, question, key))):
         return OpenGrade("judge", None, elsewhere, source)  # the body, or the FINAL ANSWER line's other values
+    if final is not None and (revised := revised_after_final(after_final_line(body), question.stem,
+                                                             graded.verdict == "correct", match)):
+        return OpenGrade("judge", None, revised, source)
     return graded
 
 

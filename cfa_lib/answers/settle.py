@@ -257,6 +257,27 @@ def key_stated_elsewhere(body: str, stem: str, reading: Reading, on_key: Match, 
     return ""
 
 
+# what takes back a FINAL ANSWER line after it (a step or a check after the line does not)
+_TAKES_BACK = re.compile(r"(?i)\b(?:correction|oops|I\s+mean|should\s+(?:be|read|have\s+been)|on\s+second\s+thought|"
+                         r"I\s+made\s+an?\s+(?:error|mistake)|scratch\s+that|let\s+me\s+(?:redo|correct|fix))\b|"
+                         r"\bwait\b[,:;!.—–-]*\s*(?:no\b|that['’]?s\s+(?:wrong|not\s+right)|that\s+is\s+wrong)")
+
+
+def revised_after_final(after: str, stem: str, line_right: bool, on_key: Match) -> str:
+    """Why the FINAL ANSWER line may not be the answer, or '': what follows it (`after`) takes it back ('Correction:
+    that's basic. Diluted is $3.70.') and then states a value the key grades otherwise. The manual's rule (the line
+    wins over steps, checks and asides after it) assumes nothing after it revises it."""
+    revision = _TAKES_BACK.search(after)
+    if revision is None:
+        return ""
+    for found in scan_values(after):
+        token = after[found.start : found.end].strip()
+        if found.start >= revision.end() and token not in stem and on_key(Reading(found.number, after, found)) != \
+                line_right:
+            return f"the response takes back its FINAL ANSWER line after it ('{revision.group()}', then {token})"
+    return ""
+
+
 def _remark_at(body: str, position: int, stem: str) -> bool:
     """The value at `position` is in a remark after the answer: in parentheses, or in a sentence that compares,
     supposes or notes ('(If the put premium were also counted, it would be 3.71%.)', 'Footnote: ...')."""
