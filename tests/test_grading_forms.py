@@ -347,6 +347,15 @@ def test_a_final_line_taken_back_after_it_goes_to_the_judge(questions, response,
     assert grade_open_answer(questions["easy_142"], response, "stop").verdict == verdict
 
 
+@pytest.mark.parametrize(("response", "verdict", "value"), [
+    ('{"answer": {"value": 3.70, "unit": "USD per share"}}', "correct", 3.7),  # was deferred: no field read
+    ('{"answer": {"value": 3.80, "unit": "USD"}}', "incorrect", 3.8),
+])
+def test_an_answer_field_holding_a_value_field(questions, response, verdict, value):
+    grade = grade_open_answer(questions["easy_142"], response, "stop")  # key C, $3.70
+    assert (grade.verdict, grade.value.value) == (verdict, value)
+
+
 def test_units_that_do_not_follow_a_whole_man_are_deferred(questions):
     assert grade_open_answer(questions["easy_3"], "答案：11万12,345美元", "stop").verdict == "judge"
     assert grade_open_answer(questions["easy_3"], "정답: 11만 3천 달러", "stop").verdict == "judge"  # 천 not read

@@ -104,11 +104,25 @@ def _states_value(prose: str) -> bool:
     return any(not (n.isdigit() and 1900 <= int(n) <= 2100) for n in re.findall(r"\d+(?:[.,]\d+)*", prose))
 
 
+_VALUE_FIELDS = ("value", "amount", "number")  # '{"answer": {"value": 3.70, "unit": "USD per share"}}'
+
+
+def _answer_value(value: Any) -> Any:
+    """An answer field's value; an object holding one value field gives that value, with its unit if it names one."""
+    if not isinstance(value, dict):
+        return value
+    held = [value[name] for name in value if name.lower() in _VALUE_FIELDS and not isinstance(value[name], dict | list)]
+    unit = value.get("unit") or value.get("currency")
+    if len(held) != 1:
+        return value
+    return f"{held[0]} {unit}" if isinstance(unit, str) and isinstance(held[0], int | float) else held[0]
+
+
 def answer_fields(reply: dict[str, Any]) -> list[tuple[str, Any]]:
     """The (name, value) pairs of a JSON reply's answer fields (`ANSWER_FIELDS`), at its top level or one
-    level down ('{"result": {"answer": ...}}')."""
-    found = [(name, value) for name, value in reply.items() if name.lower() in ANSWER_FIELDS
-             and not isinstance(value, dict)]
+    level down ('{"result": {"answer": ...}}'); an answer field holding a value field gives that value."""
+    found = [(name, held) for name, value in reply.items() if name.lower() in ANSWER_FIELDS
+             and not isinstance(held := _answer_value(value), dict)]
     for value in reply.values():
         if isinstance(value, dict) and not found:
             found = answer_fields(value)
