@@ -356,6 +356,16 @@ def test_an_answer_field_holding_a_value_field(questions, response, verdict, val
     assert (grade.verdict, grade.value.value) == (verdict, value)
 
 
+@pytest.mark.parametrize("response", [
+    "The FV is $113,733 under quarterly compounding, or $112,555 if compounded annually.",
+    "Depending on the compounding convention, the answer is $113,733 (quarterly) or $113,330 (semiannual).",
+])
+def test_a_value_under_each_of_two_conventions_is_a_hedge(questions, response):
+    """easy_3 (key C, $113,733): manual rule 5, 'X under one convention, Y under another', even with X right;
+    before, both were graded correct."""
+    assert grade_open_answer(questions["easy_3"], response, "stop").verdict == "no_answer"
+
+
 def test_units_that_do_not_follow_a_whole_man_are_deferred(questions):
     assert grade_open_answer(questions["easy_3"], "答案：11万12,345美元", "stop").verdict == "judge"
     assert grade_open_answer(questions["easy_3"], "정답: 11만 3천 달러", "stop").verdict == "judge"  # 천 not read

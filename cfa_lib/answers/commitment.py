@@ -107,8 +107,12 @@ _HEDGE = re.compile(
     # "$69.33 under the first reading or $66.67 under the second"
     rf"|{_NUM}{_UNIT}\s+(?:under|with|on|using|in)\s+(?:the\s+)?(?:first|one|former)\b[^.;]{{0,60}}?\b(?:or|and)\s+{_NUM}"
     # "4.97% on a 365-day year, or 4.90% on a 360-day year", "2.75% on a 365-day basis, or about 2.71% if ..."
-    rf"|{_NUM}{_UNIT}\s+(?:on|under|with|using|in|for)\s+(?:a|an|the)\s+[\w\s-]{{0,30}}?\b(?:basis|year|convention|"
-    rf"method|approach|assumption|reading)\b[^.;]{{0,40}}?,?\s+or\s+(?:about\s+|approximately\s+|roughly\s+)?{_NUM}"
+    rf"|{_NUM}{_UNIT}\s+(?:on|under|with|using|in|for)\s+(?:(?:a|an|the)\s+)?[\w\s-]{{0,30}}?\b(?:basis|year|"
+    rf"convention|method|approach|assumption|reading|compounding)\b[^.;]{{0,40}}?,?\s+or\s+"
+    rf"(?:about\s+|approximately\s+|roughly\s+)?{_NUM}"
+    # "$113,733 (quarterly) or $113,330 (semiannual)": two values, each labelled with its own reading
+    rf"|{_NUM}{_UNIT}\s*\([^()\d]{{1,40}}\)\s*,?\s*or\s+(?:about\s+|approximately\s+|roughly\s+)?{_NUM}{_UNIT}"
+    rf"\s*\([^()\d]{{1,40}}\)"
     # "≈ 0.30 if they are standard deviations; if they are variances, ... ≈ 0.20"
     rf"|{_NUM}{_UNIT}\s+if\b[^;\n]{{0,100}};\s*(?:but\s+|whereas\s+)?if\b[^\n]{{0,160}}?{_NUM}"
     # "it depends" in the other languages answers come in: cela dépend, depende de, hängt davon ab, 取决于, 次第,
