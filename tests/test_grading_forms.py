@@ -366,6 +366,16 @@ def test_a_value_under_each_of_two_conventions_is_a_hedge(questions, response):
     assert grade_open_answer(questions["easy_3"], response, "stop").verdict == "no_answer"
 
 
+@pytest.mark.parametrize(("response", "value"), [
+    ("Answer (in USD '000): 113.7", 113700),  # before: 113.7, incorrect
+    ("FV ($ thousands): 113.733", 113733),
+    ("FV (in millions): 0.1137", 113700),
+])
+def test_a_scale_note_on_the_label_before_the_value(questions, response, value):
+    grade = grade_open_answer(questions["easy_3"], response, "stop")  # key C, $113,733
+    assert (grade.verdict, grade.value.value) == ("correct", value)
+
+
 def test_units_that_do_not_follow_a_whole_man_are_deferred(questions):
     assert grade_open_answer(questions["easy_3"], "答案：11万12,345美元", "stop").verdict == "judge"
     assert grade_open_answer(questions["easy_3"], "정답: 11만 3천 달러", "stop").verdict == "judge"  # 천 not read

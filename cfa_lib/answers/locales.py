@@ -133,7 +133,7 @@ _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+"
 _SCIENTIFIC = re.compile(
     r"(?<![\w.,])(?P<m>\d+(?:[.,]\d+)?)(?:\s*[×xX*·]\s*10\s*(?:\^\s*\{?\s*(?P<e1>[-+]?\d+)\s*\}?|(?P<e2>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))"
     r"|[eE](?P<e3>[-+]?\d{1,3}))(?![\w.])")
-SCALE_NOTE = r"(?:[$€£¥]\s*|(?:USD|EUR|GBP|JPY)\s+)?(?:thousands|millions|billions|['’]?000['’]?s)\b"
+SCALE_NOTE = r"(?:[$€£¥]\s*|(?:USD|EUR|GBP|JPY)\s+)?(?:thousands|millions|billions|['’]?000(?:['’]?s)?)\b"
 # '98.27万', '1.5亿', '1億6,990万' (10⁸ and 10⁴ summed), Korean '11만 3,733' and '1억 2,000만' (the units after a
 # whole 만 added), read only when nothing else of the form is CJK (千, 천, 兆, 六)
 CJK_NUMERALS = "〇一二三四五六七八九十百千万萬億亿兆만억천조"
@@ -152,7 +152,11 @@ _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], st
     # the unit or scale right after the number: '169.9 (in $ millions)', '450 in thousands', '28,936 (in $ 000s)',
     # '28,936 ($000s)', '28.79 (in %)'
     (re.compile(rf"(?i)(?<=\d)\s*\(\s*(?:in\s+)?{SCALE_NOTE}\s*\)|(?<=\d)\s+in\s+{SCALE_NOTE}"),
-     lambda m: " " + next((w for w in ("million", "billion") if w in m.group().lower()), "thousand")),
+     lambda m: " " + _scale_word(m.group())),
+    # the same note on the label before the value: 'Answer (in USD '000): 113.7', 'FV ($ thousands): 113.7'
+    (re.compile(rf"(?i)\(\s*(?:in\s+)?{SCALE_NOTE}\s*\)(?P<sep>\s*[:：=]\s*)(?P<n>[-+−]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?)"
+                r"(?![\d.,]|\s*(?:thousand|million|billion|[kmb]\b|mn\b|bn\b))"),
+     lambda m: f"{m.group('sep')}{m.group('n')} {_scale_word(m.group())}"),
     (re.compile(r"(?<=\d)\s*\(\s*in\s*%\s*\)"), "%"),
     # cents and pence: '78 cents' is $0.78, '45 pence' is £0.45
     (re.compile(r"(?i)(?<![\d.,$€£¥])(?P<n>\d+(?:\.\d+)?)\s*(?:cents?\b|¢)"),
@@ -181,6 +185,11 @@ _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], st
                 r"(?:perte|verlust|p[ée]rdida|perda|perdita|убыток|kay[ıi]p|zarar)\b|の?損失|(?:의\s*)?손실)"),
      " loss "),
 ]
+
+
+def _scale_word(note: str) -> str:
+    """The scale a note names: '(in $ millions)' is million, '(€ 000s)' thousand."""
+    return next((w for w in ("million", "billion") if w in note.lower()), "thousand")
 
 
 def _written_out(text: str) -> str:
