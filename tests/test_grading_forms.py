@@ -376,6 +376,18 @@ def test_a_scale_note_on_the_label_before_the_value(questions, response, value):
     assert (grade.verdict, grade.value.value) == ("correct", value)
 
 
+@pytest.mark.parametrize("response", [
+    "Antwort: Der Endwert beträgt rund 113.733 USD.",  # before: 113.733, incorrect
+    "Risposta: circa 113.733 dollari.",
+    "Antwoord: ongeveer $113.733",
+])
+def test_the_only_dot_group_on_the_key_as_thousands_goes_to_the_judge(questions, response):
+    """easy_3 (key C, $113,733): '113.733' with no other number to settle the dot is 113,733 by the text's
+    convention and 113.733 by the English one; one reading is right, the other wrong, so the judge reads it."""
+    assert grade_open_answer(questions["easy_3"], response, "stop").verdict == "judge"
+    assert grade_open_answer(questions["easy_64"], "FINAL ANSWER: 8.482%", "stop").verdict == "correct"  # a percent
+
+
 def test_units_that_do_not_follow_a_whole_man_are_deferred(questions):
     assert grade_open_answer(questions["easy_3"], "答案：11万12,345美元", "stop").verdict == "judge"
     assert grade_open_answer(questions["easy_3"], "정답: 11만 3천 달러", "stop").verdict == "judge"  # 천 not read

@@ -233,7 +233,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     if isinstance(settled, str):
         return OpenGrade("judge", None, settled, source)
     if settled is not None and (ambiguous := _ambiguous_format(settled, clean(response))
-                                or _lone_comma_on_key(settled, clean(response), question, key, tolerance)):
+                                or _lone_comma_on_key(settled, clean(response), question, key, tolerance)
+                                or _lone_dot_on_key(settled, clean(response), question, key, tolerance)):
         return OpenGrade("judge", None, ambiguous, source)
     if settled is None:
         if has_refusal(body):
@@ -401,6 +402,24 @@ def _lone_comma_on_key(reading: Reading, text: str, question: Question, key: Num
     if _window(value, key, tolerance).match or not _window(as_decimal, key, tolerance).match:
         return ""
     return f"'{reading.token.strip()}' is the text's only comma group: read with a decimal comma it is the key"
+
+
+def _lone_dot_on_key(reading: Reading, text: str, question: Question, key: NumericKey, tolerance: float) -> str:
+    """The twin of `_lone_comma_on_key`: why '113.733' is not read as 113.733, or '': the text's only dot group
+    (written once or more), with no other decimal point, not a percent, which misses the key as a decimal and falls
+    on it with the dot grouping thousands ('Der Endwert beträgt rund 113.733 USD'); the English reading would call
+    wrong what the text's own convention calls right."""
+    digits = re.search(r"\d[\d.,]*", reading.token)
+    if digits is None or not AMBIGUOUS_DOT_GROUP.fullmatch(digits.group()) or reading.number.unit == PERCENT:
+        return ""
+    if writes_decimal_point(text.replace(digits.group(), " ")) or len(AMBIGUOUS_DOT_GROUP.findall(text)) > \
+            text.count(digits.group()):  # another number settles the text's dots; the readers apply it
+        return ""
+    value = _in_stem_unit(reading, question)
+    as_thousands = Number(value.value * 1000, value.unit)
+    if _window(value, key, tolerance).match or not _window(as_thousands, key, tolerance).match:
+        return ""
+    return f"'{reading.token.strip()}' is the text's only dot group: with the dot grouping thousands it is the key"
 
 
 def _window(value: Number, key: NumericKey, tolerance: float) -> NumericGrade:
