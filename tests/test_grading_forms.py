@@ -26,6 +26,16 @@ def questions():
 
 # --- letters: the options' texts, and letter forms ---------------------------------------------------------
 @pytest.mark.parametrize(("response", "verdict", "letter"), [
+    ("ANSWER: B) daily", "judge", None),  # the letter says B (quarterly), the words say A: before, incorrect B
+    ("ANSWER: A) daily", "correct", "A"),
+    ("ANSWER: A — though some banks compound quarterly.", "correct", "A"),  # an aside, not a restatement
+])
+def test_a_letter_whose_restatement_names_another_option(questions, response, verdict, letter):
+    grade = grade_choice(questions["easy_2"], response, "stop")  # key A, daily.
+    assert (grade.verdict, grade.letter) == (verdict, letter)
+
+
+@pytest.mark.parametrize(("response", "verdict", "letter"), [
     # the prompt's 'ANSWER: C' in capitals inside a line, after an earlier answer line: the revision wins
     ("ANSWER: B\nWait, recheck: quarterly rate 1.75%, 24 periods → 113,733. ANSWER: C", "correct", "C"),
     ("My answer: option three.", "correct", "C"),  # options counted in words

@@ -259,6 +259,8 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     if lines:
         last = lines[-1]
         start, end = last.span("letter")
+        if options and (other := _words_disagree(body, end, last.group("letter"), options)):
+            return ChoiceReading(None, other)
         # 'ANSWER: A — no, C.': the answer line corrects itself
         corrected = re.match(rf"[)\]*]*\s*[—–,;-]+\s*(?i:no|wait|actually|sorry|correction|I\s+mean)\b[,:!]?\s*"
                              rf"[(\[*]*(?P<letter>[{letters}])(?![\w'’])", body[end:])
@@ -283,6 +285,8 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     strong = {tier: statements for tier, statements in found.items() if tier < WEAK_TIER}
     if strong:
         start, end, letter = max(strong[min(strong)])  # the strongest tier present, its last statement
+        if options and (other := _words_disagree(body, end, letter, options)):
+            return ChoiceReading(None, other)
         return ChoiceReading(_one_letter(body, start, end, letter, letters))
     label = _label_line_letter(body, letters)
     weak = {letter.upper() for _, _, letter in found.get(WEAK_TIER, [])}
@@ -295,6 +299,19 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     if reading.letter is None and not reading.doubt and _CYRILLIC_VE.search(body):
         return ChoiceReading(None, "a Cyrillic В is named: B by its shape, C by its place in А, Б, В")
     return reading
+
+
+def _words_disagree(body: str, end: int, letter: str, options: Mapping[str, str]) -> str:
+    """Why the committed letter is in doubt, or '': the short clause restating it states another option's words and
+    not its own ('ANSWER: B) daily', where daily is A); an aside after it ('C — though also known as a Pareto chart
+    (A)', 'certainly not junior debt') is no restatement."""
+    clause = re.split(r"[.;,:\n]|\b(?:though|but|although|while|whereas|since|because)\b", body[end:], maxsplit=1)[0]
+    if _NEGATED_WORDS.search(clause) or len(clause.split()) > 6:  # a short restatement, not an aside
+        return ""
+    named = _stated(clause, options)
+    if named and letter.upper() not in {n.upper() for n in named}:
+        return f"the letter {letter.upper()} and the words of option {', '.join(named)} after it disagree"
+    return ""
 
 
 def _letters_named_alone(body: str, letters: str) -> str:
