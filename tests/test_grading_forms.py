@@ -398,6 +398,11 @@ def test_the_only_dot_group_on_the_key_as_thousands_goes_to_the_judge(questions,
     assert grade_open_answer(questions["easy_64"], "FINAL ANSWER: 8.482%", "stop").verdict == "correct"  # a percent
 
 
+def test_a_range_of_scaled_values_is_a_hedge(questions):
+    """easy_3 (key C, $113,733): '$113.7k–$113.8k' is a range (manual rule 5); before, read as $113,700, correct."""
+    assert grade_open_answer(questions["easy_3"], "FV ≈ $113.7k–$113.8k.", "stop").verdict == "no_answer"
+
+
 def test_units_that_do_not_follow_a_whole_man_are_deferred(questions):
     assert grade_open_answer(questions["easy_3"], "答案：11万12,345美元", "stop").verdict == "judge"
     assert grade_open_answer(questions["easy_3"], "정답: 11만 3천 달러", "stop").verdict == "judge"  # 천 not read
