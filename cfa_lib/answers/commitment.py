@@ -25,30 +25,31 @@ from cfa_lib.answers.question_unit import asks_change, asks_difference
 _FINAL_LINE = re.compile(r"(?im)^[ \t>#*_\-•]*final[ \t]+answer[ \t*_]*[:：][ \t*_]*(?P<rest>.*)$")
 
 
-def after_final_line(body: str) -> str:
-    """What a cleaned body writes after its last `FINAL ANSWER:` line and that line's value ('' when none)."""
-    matches = list(_FINAL_LINE.finditer(body))
-    if not matches:
-        return ""
-    last = matches[-1]
-    if last.group("rest").strip(" *_`"):
-        return body[last.end() :]
-    rest = body[last.end() :].lstrip()
-    return rest.split("\n", 1)[1] if "\n" in rest else ""
-
-
-def final_answer_line(body: str) -> str | None:
-    """The value written on the last `FINAL ANSWER:` line of a cleaned body (the next non-empty line when
-    the marker stands alone), or None when there is no such line."""
+def _last_final_line(body: str) -> tuple[re.Match[str], str, str] | None:
+    """The last `FINAL ANSWER:` line of a cleaned body, the value it writes (the next non-empty line when the
+    marker stands alone) and what follows that value."""
     matches = list(_FINAL_LINE.finditer(body))
     if not matches:
         return None
     last = matches[-1]
     rest = last.group("rest").strip(" *_`")
     if rest:
-        return rest
-    following = [line.strip() for line in body[last.end() :].splitlines() if line.strip()]
-    return following[0] if following else ""
+        return last, rest, body[last.end() :]
+    following = body[last.end() :].lstrip().split("\n", 1)
+    return last, following[0].strip(), following[1] if len(following) > 1 else ""
+
+
+def after_final_line(body: str) -> str:
+    """What a cleaned body writes after its last `FINAL ANSWER:` line and that line's value ('' when none)."""
+    found = _last_final_line(body)
+    return found[2] if found else ""
+
+
+def final_answer_line(body: str) -> str | None:
+    """The value written on the last `FINAL ANSWER:` line of a cleaned body (the next non-empty line when
+    the marker stands alone), or None when there is no such line."""
+    found = _last_final_line(body)
+    return found[1] if found else None
 
 
 # --- refusals --------------------------------------------------------------------------------------------

@@ -136,6 +136,10 @@ class NumericKey:
     ratio: bool = False  # the options are ratios ("1 to 5."): an answer's "1 : 5" is one number
     step: float | None = None  # the key's rounding step on its scale: 0.1 for "0.0", 1e6 for "$2 million"
 
+    def window(self, value: Number, tolerance: float) -> NumericGrade:
+        """The value against this key's acceptance window (`grade_number`: its distractors, its own rounding)."""
+        return grade_number(value, self.gold, list(self.distractors.values()), rel_tol=tolerance, step=self.step)
+
 
 def numeric_key(choices: Mapping[str, str], answer: str, statements: bool = False) -> NumericKey | None:
     """Numeric grading key of a multiple-choice question, or None when it must be graded otherwise:

@@ -78,16 +78,9 @@ from cfa_lib.answers.commitment import (
     without_remarks,
 )
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
-from cfa_lib.answers.key import NumericGrade, NumericKey, grade_number, numeric_key, option_value, rounding_step
+from cfa_lib.answers.key import NumericKey, numeric_key, option_value, rounding_step
 from cfa_lib.answers.locales import (
-    AMBIGUOUS_DOT_GROUP,
-    AMBIGUOUS_GROUP,
-    AMBIGUOUS_POINT,
-    CJK_NUMERALS,
-    dots_group_thousands,
     normalise_signs,
-    writes_decimal_comma,
-    writes_decimal_point,
 )
 from cfa_lib.answers.neighbourhood import unknown_word
 from cfa_lib.answers.numbers import (
@@ -109,6 +102,7 @@ from cfa_lib.answers.settle import (
 )
 from cfa_lib.answers.structured import answer_fields, json_reply
 from cfa_lib.answers.text import clean
+from cfa_lib.answers.two_readings import ambiguous_format, lone_group_on_key, two_readings
 from cfa_lib.answers.value_context import (
     SCALE_NAMES,
     asks_for_a_fall,
@@ -227,14 +221,13 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
                          "(words, a comparison, a label or a number shared with a distractor)", source)
 
     def match(r: Reading) -> bool:
-        return _window(_in_stem_unit(r, question), key, tolerance).match
+        return key.window(_in_stem_unit(r, question), tolerance).match
 
     settled = settle(text, question.stem, reading, key.gold.unit, match, lambda r: str(_in_stem_unit(r, question)))
     if isinstance(settled, str):
         return OpenGrade("judge", None, settled, source)
-    if settled is not None and (ambiguous := _ambiguous_format(settled, clean(response))
-                                or _lone_comma_on_key(settled, clean(response), question, key, tolerance)
-                                or _lone_dot_on_key(settled, clean(response), question, key, tolerance)):
+    if settled is not None and (ambiguous := ambiguous_format(settled, clean(response)) or lone_group_on_key(
+            settled, _in_stem_unit(settled, question), clean(response), question.stem, key, tolerance)):
         return OpenGrade("judge", None, ambiguous, source)
     if settled is None:
         if has_refusal(body):
@@ -326,7 +319,7 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     direction = direction_agreement(key_directions(question), clause)
     if direction == "same" and value.value * key.gold.value < 0:
         value = Number(-value.value, value.unit)  # the key's own word carries the sign
-    if two := _two_readings(value, key, tolerance):
+    if two := two_readings(value, key, tolerance):
         return OpenGrade("judge", None, two, source)
     basis = par_basis(reading, question, value)
     if isinstance(basis, str):
@@ -336,10 +329,10 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
         scaled = Number(value.value * scale, value.unit or key.gold.unit)
         if stem_scaled_by(question.stem, scale):
             value = scaled  # the stem writes every amount in that scale: so does the answer
-        elif _window(scaled, key, tolerance).match and not _window(value, key, tolerance).match:
+        elif key.window(scaled, tolerance).match and not key.window(value, tolerance).match:
             return OpenGrade("judge", None, f"a bare {reading.token.strip()} against options in "
                              f"{SCALE_NAMES[scale]}s: read in their scale it is the key, as written it is not", source)
-    grade = _window(value, key, tolerance)
+    grade = key.window(value, tolerance)
     shown = on_key_scale(value, key.gold)
     if grade.match and direction == "opposite":
         return OpenGrade("incorrect", shown, f"{grade.reason}, but its direction word contradicts the key's "
@@ -350,80 +343,6 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     if grade.match and direction == "both":
         return OpenGrade("judge", shown, "the number matches but the answer names both directions", source)
     return OpenGrade("correct" if grade.match else "incorrect", shown, grade.reason, source)
-
-
-def _two_readings(value: Number, key: NumericKey, tolerance: float) -> str:
-    """Why a bare number against percent options (or a percent against bare ones) is two answers, or '': read as
-    a fraction and as percentage points it falls on two different options ('0.30' is 30 % or 0.30 %, against
-    options 0 %, 30 %, 70 %); `aligned_values` alone would take the reading nearer the key."""
-    if value.unit not in (None, PERCENT) or (value.unit == PERCENT) == (key.gold.unit == PERCENT):
-        return ""
-    readings = (Number(value.value, PERCENT), Number(value.value * 100, PERCENT)) if value.unit is None else \
-        (Number(value.value / 100), Number(value.value))
-    options = {"key": key.gold} | {letter: number for letter, number in key.distractors.items() if number is not None}
-    falls_on = [{name for name, number in options.items() if grade_number(
-        reading, number, [other for other in options.values() if other is not number], rel_tol=tolerance,
-        step=key.step if name == "key" else None).match} for reading in readings]
-    if all(falls_on) and falls_on[0] != falls_on[1]:
-        return f"{value} read as percentage points and as a fraction falls on two different options"
-    return ""
-
-
-def _ambiguous_format(reading: Reading, text: str) -> str:
-    """Why the committed number can be read two ways, or '': '1,234' in a text that writes decimal commas
-    (1.234 or 1234), '900.000' in a text that writes no other decimal point (900 or 900,000), a decimal comma
-    left unread ('1,5' next to '0.65'), a number inside a CJK numeral not read in full ('1億6千万')."""
-    if writes_decimal_comma(text) and AMBIGUOUS_GROUP.search(reading.token):
-        return f"'{reading.token.strip()}' in a text written with decimal commas is a decimal or a thousands group"
-    if writes_decimal_comma(text) and not dots_group_thousands(text) and AMBIGUOUS_DOT_GROUP.search(reading.token):
-        return f"'{reading.token.strip()}' in a text written with decimal commas, where no number groups thousands " \
-               "with dots, is a thousands group or a decimal point"
-    if not writes_decimal_point(text) and AMBIGUOUS_POINT.search(reading.token):
-        return f"'{reading.token.strip()}' in a text that writes no other decimal point is a decimal or a thousands " \
-               "group"
-    if re.match(r",\d", reading.region[reading.found.end :]):
-        return "the committed number has a decimal comma in a text that also writes decimal points"
-    if re.match(rf"\s*[{CJK_NUMERALS}]", reading.region[reading.found.end :]) or \
-            re.search(rf"[{CJK_NUMERALS}]\s*$", reading.region[: reading.found.start]):
-        return "the committed number is part of a CJK numeral the reader does not read in full ('1億6千万')"
-    return ""
-
-
-def _lone_comma_on_key(reading: Reading, text: str, question: Question, key: NumericKey, tolerance: float) -> str:
-    """Why '70,906' is not read as 70906, or '': the text's only comma group, read as thousands it misses the key
-    and read with a decimal comma (70.906) it falls on it; the US reading would call wrong what the text allows
-    to be right. Another comma group the text writes itself ('28,701 + 235 = 28,936'), not one copied from the
-    question ('to raise the $112,000'), settles the comma as thousands."""
-    own = [m for m in re.finditer(r"\d{1,3}(?:,\d{3})+(?!\d)", text) if m.group() not in question.stem]
-    if not AMBIGUOUS_GROUP.search(reading.token) or len(own) > 1:  # a group copied from the stem settles nothing
-        return ""
-    value = _in_stem_unit(reading, question)
-    as_decimal = Number(value.value / 1000, value.unit)
-    if _window(value, key, tolerance).match or not _window(as_decimal, key, tolerance).match:
-        return ""
-    return f"'{reading.token.strip()}' is the text's only comma group: read with a decimal comma it is the key"
-
-
-def _lone_dot_on_key(reading: Reading, text: str, question: Question, key: NumericKey, tolerance: float) -> str:
-    """The twin of `_lone_comma_on_key`: why '113.733' is not read as 113.733, or '': the text's only dot group
-    (written once or more), with no other decimal point, not a percent, which misses the key as a decimal and falls
-    on it with the dot grouping thousands ('Der Endwert beträgt rund 113.733 USD'); the English reading would call
-    wrong what the text's own convention calls right."""
-    digits = re.search(r"\d[\d.,]*", reading.token)
-    if digits is None or not AMBIGUOUS_DOT_GROUP.fullmatch(digits.group()) or reading.number.unit == PERCENT:
-        return ""
-    if writes_decimal_point(text.replace(digits.group(), " ")) or len(AMBIGUOUS_DOT_GROUP.findall(text)) > \
-            text.count(digits.group()):  # another number settles the text's dots; the readers apply it
-        return ""
-    value = _in_stem_unit(reading, question)
-    as_thousands = Number(value.value * 1000, value.unit)
-    if _window(value, key, tolerance).match or not _window(as_thousands, key, tolerance).match:
-        return ""
-    return f"'{reading.token.strip()}' is the text's only dot group: with the dot grouping thousands it is the key"
-
-
-def _window(value: Number, key: NumericKey, tolerance: float) -> NumericGrade:
-    return grade_number(value, key.gold, list(key.distractors.values()), rel_tol=tolerance, step=key.step)
 
 
 def key_directions(question: Question) -> set[Direction]:

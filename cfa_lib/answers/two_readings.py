@@ -1,0 +1,89 @@
+"""A committed number read two ways: why the judge reads it, or '' when one reading is all the text allows.
+
+A number's format or unit can leave two readings open: '1,234' in a text that writes decimal commas, '113.733'
+with nothing to settle the dot, '0.30' against percent options. Where the readings lead to different verdicts,
+`grade_open_answer` defers to the judge with the reason given here; where they agree, the verdict stands.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cfa_lib.answers.final_number import Reading
+from cfa_lib.answers.key import NumericKey, grade_number
+from cfa_lib.answers.locales import (
+    AMBIGUOUS_DOT_GROUP,
+    AMBIGUOUS_GROUP,
+    AMBIGUOUS_POINT,
+    CJK_NUMERALS,
+    dots_group_thousands,
+    writes_decimal_comma,
+    writes_decimal_point,
+)
+from cfa_lib.answers.numbers import PERCENT, Number
+
+
+def two_readings(value: Number, key: NumericKey, tolerance: float) -> str:
+    """Why a bare number against percent options (or a percent against bare ones) is two answers, or '': read as
+    a fraction and as percentage points it falls on two different options ('0.30' is 30 % or 0.30 %, against
+    options 0 %, 30 %, 70 %); `aligned_values` alone would take the reading nearer the key."""
+    if value.unit not in (None, PERCENT) or (value.unit == PERCENT) == (key.gold.unit == PERCENT):
+        return ""
+    readings = (Number(value.value, PERCENT), Number(value.value * 100, PERCENT)) if value.unit is None else \
+        (Number(value.value / 100), Number(value.value))
+    options = {"key": key.gold} | {letter: number for letter, number in key.distractors.items() if number is not None}
+    falls_on = [{name for name, number in options.items() if grade_number(
+        reading, number, [other for other in options.values() if other is not number], rel_tol=tolerance,
+        step=key.step if name == "key" else None).match} for reading in readings]
+    if all(falls_on) and falls_on[0] != falls_on[1]:
+        return f"{value} read as percentage points and as a fraction falls on two different options"
+    return ""
+
+
+def ambiguous_format(reading: Reading, text: str) -> str:
+    """Why the committed number can be read two ways, or '': '1,234' in a text that writes decimal commas
+    (1.234 or 1234), '900.000' in a text that writes no other decimal point (900 or 900,000), a decimal comma
+    left unread ('1,5' next to '0.65'), a number inside a CJK numeral not read in full ('1億6千万')."""
+    if writes_decimal_comma(text) and AMBIGUOUS_GROUP.search(reading.token):
+        return f"'{reading.token.strip()}' in a text written with decimal commas is a decimal or a thousands group"
+    if writes_decimal_comma(text) and not dots_group_thousands(text) and AMBIGUOUS_DOT_GROUP.search(reading.token):
+        return f"'{reading.token.strip()}' in a text written with decimal commas, where no number groups thousands " \
+               "with dots, is a thousands group or a decimal point"
+    if not writes_decimal_point(text) and AMBIGUOUS_POINT.search(reading.token):
+        return f"'{reading.token.strip()}' in a text that writes no other decimal point is a decimal or a thousands " \
+               "group"
+    if re.match(r",\d", reading.region[reading.found.end :]):
+        return "the committed number has a decimal comma in a text that also writes decimal points"
+    if re.match(rf"\s*[{CJK_NUMERALS}]", reading.region[reading.found.end :]) or \
+            re.search(rf"[{CJK_NUMERALS}]\s*$", reading.region[: reading.found.start]):
+        return "the committed number is part of a CJK numeral the reader does not read in full ('1億6千万')"
+    return ""
+
+
+def lone_group_on_key(reading: Reading, value: Number, text: str, stem: str, key: NumericKey,
+                      tolerance: float) -> str:
+    """Why the text's only group of three digits is not read as the English reading has it, or '': read the other
+    way it falls on the key, read the English way it misses; the English reading would call wrong what the text's
+    own convention allows to be right. `value` is the reading in the stem's unit.
+
+    * '70,906': the only comma group (one copied from the question, 'to raise the $112,000', settles nothing;
+      another the text writes itself, '28,701 + 235 = 28,936', settles the comma as thousands) is 70.906 with a
+      decimal comma;
+    * '113.733': the only dot group (written once or more), with no other decimal point and not a percent, is
+      113,733 with the dot grouping thousands ('Der Endwert beträgt rund 113.733 USD')."""
+    if AMBIGUOUS_GROUP.search(reading.token):
+        own = [m for m in re.finditer(r"\d{1,3}(?:,\d{3})+(?!\d)", text) if m.group() not in stem]
+        other, why = Number(value.value / 1000, value.unit), "only comma group: read with a decimal comma"
+        if len(own) > 1:
+            return ""
+    else:
+        digits = re.search(r"\d[\d.,]*", reading.token)
+        if digits is None or not AMBIGUOUS_DOT_GROUP.fullmatch(digits.group()) or reading.number.unit == PERCENT:
+            return ""
+        if writes_decimal_point(text.replace(digits.group(), " ")) or len(AMBIGUOUS_DOT_GROUP.findall(text)) > \
+                text.count(digits.group()):  # another number settles the text's dots; the readers apply it
+            return ""
+        other, why = Number(value.value * 1000, value.unit), "only dot group: with the dot grouping thousands"
+    if key.window(value, tolerance).match or not key.window(other, tolerance).match:
+        return ""
+    return f"'{reading.token.strip()}' is the text's {why} it is the key"
