@@ -10,6 +10,7 @@ from cfa_lib.data import Question
 from cfa_lib.experiments import judging
 from cfa_lib.experiments.settings import Settings
 from cfa_lib.models import Ask, ChatClient, Completion, Request, complete_keyed, get_client
+from cfa_lib.models.steps import SUBJECT
 from cfa_lib.params import Parameters
 
 
@@ -50,7 +51,7 @@ class Session:
         self.engine = settings.engine()  # resolved once: every batch of the run is sent with it
         self.subject = ready_client(settings.model, self._given)
         self._by_name: dict[str, ChatClient] = {settings.model: self.subject}
-        self._by_role: dict[str, ChatClient] = {"subject": self.subject}
+        self._by_role: dict[str, ChatClient] = {SUBJECT: self.subject}
         for role, name in helpers.items():
             self.client(name, role)
         self._calls: dict[str, list[Completion]] = {}
@@ -67,7 +68,7 @@ class Session:
         return {name: self.client(name, name) for name in self.settings.judges}
 
     def ask(self, requests: Mapping[Any, Request], desc: str, client: ChatClient | None = None,
-            counted_as: str = "subject") -> dict[Any, Completion]:
+            counted_as: str = SUBJECT) -> dict[Any, Completion]:
         """`{key: completion}` from `client` (default: the subject); the calls count in `counted_as`'s usage."""
         replies = complete_keyed(client or self.subject, requests, options=self.engine, desc=desc)
         self._calls.setdefault(counted_as, []).extend(replies.values())
@@ -106,7 +107,7 @@ class Session:
             for name, client in self.recipients(ask).items():
                 _, _, requests, counts = plan.setdefault(id(client), (name, client, [], {}))
                 requests.extend(ask.requests.values())
-                label = "" if position == 0 else ask.desc.lower() if ask.counted_as == "subject" else ask.counted_as
+                label = "" if position == 0 else ask.desc.lower() if ask.counted_as == SUBJECT else ask.counted_as
                 counts[label] = counts.get(label, 0) + len(ask.requests)
         lines = []
         for name, client, requests, counts in plan.values():
