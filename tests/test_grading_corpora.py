@@ -29,6 +29,9 @@ RECORDED = {
     "grading_corpus_kept_out_12": (1, 307, 329),
     "grading_corpus_kept_out_13": (0, 264, 290),
     "grading_corpus_kept_out_14": (3, 216, 236),  # scored once, out of sample: no rule written from it yet
+    "grading_corpus_kept_out_15": (8, 219, 242),  # the same
+    "grading_corpus_kept_out_16": (7, 197, 214),  # the same
+    "grading_corpus_kept_out_17": (9, 197, 217),  # the same
 }
 
 
