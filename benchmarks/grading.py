@@ -86,6 +86,15 @@ def corpus_rows(corpus: Path) -> list[tuple[str, dict]]:
     return rows
 
 
+def corpus_row(row_id: str, corpus: str | Path) -> tuple[Question, dict]:
+    """A row of a corpus (a folder under tests/, or a path) by its id, and the question it answers."""
+    folder = Path(corpus) if Path(corpus).is_absolute() else Path(__file__).resolve().parents[1] / "tests" / corpus
+    for _, row in corpus_rows(folder):
+        if row["id"] == row_id:
+            return corpus_question(row), row
+    raise KeyError(f"{row_id} is not a row of {folder}")
+
+
 def corpus_question(row: dict) -> Question:
     """The question a row answers: a dataset question by id, or the perturbed item the row carries frozen in its
     `question` field (stem, choices, answer), so that a later change to the templates cannot change the row."""

@@ -14,7 +14,8 @@ import pytest
 import cfa_lib
 from cfa_lib import grade_open_answer
 from cfa_lib.answers import Number, extract_choice, extract_number, grade_choice, numeric_key
-from cfa_lib.answers.commitment import final_answer_line, is_hedge
+from cfa_lib.answers.commitment import final_answer_line
+from cfa_lib.answers.hedges import is_hedge
 from cfa_lib.answers.question_unit import stem_unit
 from cfa_lib.data import load_dataset
 from cfa_lib.prompts import OPEN_SYSTEM, PROMPT_VERSION

@@ -5,13 +5,12 @@ Each case is written here (not copied from tests/grading_corpus_fresh/); each fa
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import pytest
 
-from benchmarks.grading import corpus_question
+from benchmarks.grading import corpus_row
 from cfa_lib.answers import Number, extract_choice, grade_choice, grade_open_answer
 from cfa_lib.answers.key import option_value
 from cfa_lib.data import Question, load_dataset
@@ -571,12 +570,7 @@ def test_letters_in_other_scripts(questions, response, letter):
 
 def _corpus_row(row_id: str, corpus: str = "grading_corpus_fresh_2") -> tuple[Question, dict]:
     """A row of a corpus written on perturbed items and the question it answers (the item frozen in the row)."""
-    for name in ("open", "mcq"):
-        for line in (TESTS / corpus / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            if row["id"] == row_id:
-                return corpus_question(row), row
-    raise KeyError(row_id)
+    return corpus_row(row_id, corpus)
 
 
 def test_a_no_break_space_before_the_scale_word_keeps_the_scale():

@@ -11,12 +11,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
-from cfa_lib.answers.commitment import sentences
-from cfa_lib.answers.final_number import read_number
-from cfa_lib.answers.key import grade_number, numeric_key, rounding_step
-from cfa_lib.answers.structured import answer_fields, data_block
+from cfa_lib.answers.choice_options import ChoiceReading, by_option, words_disagree
+from cfa_lib.answers.hedges import doubts_its_answer
+from cfa_lib.answers.structured import data_block, letter_fields
 from cfa_lib.answers.text import clean
 
 _CONNECTIVES = {
@@ -33,7 +31,8 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
     any_case = rf"(?P<letter>(?i:[{letters}]))(?![A-Za-z0-9_'’])"  # "answer: c", "Chosen option — C"
     deco = r"[\s:=*_`$\"'“‘(\[{>~–—-]*"
     filler = (
-        r"(?:(?i:therefore|thus|clearly|likely|most\s+likely|probably|then|indeed|either|both|option|choice|letter)\b"
+        r"(?:(?:(?i:therefore|thus|clearly|likely|most\s+likely|probably|then|indeed|either|both|option|choice|letter)\b"
+        r"|選択肢|选项|選項|선택지|보기)"  # '答え：選択肢C' (answer: option C)
         + deco
         + r")*"
     )
@@ -70,6 +69,7 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
     # "$120 (option C).", "i.e. option B.", "Option A (standardized) — ...", "Option (C): ...", "... → B",
     # "... it will generate (B).": a letter named at the end of a statement
     named = rf"(?i:\boption|\bchoice)\s*[(\[]?{letter}[)\]]?(?=\s*(?:\([^)]*\)\s*)?(?:[.)!:;—–]|-\s|$))"
+    named_lower = rf"(?i:\boption|\bchoice)\s*\({any_case}\)(?=\s*(?:[.!:;—–]|-\s|$))"  # 'matches option (b).'
     # "... so the second option fits best.", "Of the three, the third option is least likely to ...": an option
     # the closing sentence says something of (ordinals are read as letters first, `_ordinals_as_letters`)
     named_then = rf"(?i:\boption)\s+{letter}\s+(?i:is|fits|seems|looks|matches|describes)\b(?!\s+not\b)[^.\n]*[.!]?\s*$"
@@ -86,6 +86,7 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         (2, re.compile(verdict_verb)),
         (2, re.compile(closing)),
         (3, re.compile(named)),
+        (3, re.compile(named_lower)),
         (3, re.compile(named_then)),
         (3, re.compile(arrow)),
         (3, re.compile(end_label)),
@@ -223,14 +224,6 @@ def extract_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     return read_choice(text, choices, options=options).letter
 
 
-@dataclass(frozen=True)
-class ChoiceReading:
-    """The letter committed to, or None and whether that is because two candidates remain (`doubt`)."""
-
-    letter: str | None
-    doubt: str = ""  # why the reader cannot tell (two options matched): the judge's to read
-
-
 def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
                 options: Mapping[str, str] | None = None) -> ChoiceReading:
     """`extract_choice` with the reason when no letter can be told: a JSON reply's answer field, the answer
@@ -245,7 +238,7 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     block = data_block(body)
     if block is not None:
         reply, prose = block
-        named = {str(v).strip().strip("()").upper() for _, v in answer_fields(reply) if isinstance(v, str)}
+        named = {v.strip().strip("()").upper() for v in letter_fields(reply)}
         named = {v for v in named if len(v) == 1 and v in letters}
         if not prose.strip():
             return ChoiceReading(named.pop()) if len(named) == 1 else ChoiceReading(
@@ -259,7 +252,7 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     if lines:
         last = lines[-1]
         start, end = last.span("letter")
-        if options and (other := _words_disagree(body, end, last.group("letter"), options)):
+        if options and (other := words_disagree(body, end, last.group("letter"), options)):
             return ChoiceReading(None, other)
         # 'ANSWER: A — no, C.': the answer line corrects itself
         corrected = re.match(rf"[)\]*]*\s*[—–,;-]+\s*(?i:no|wait|actually|sorry|correction|I\s+mean)\b[,:!]?\s*"
@@ -271,7 +264,16 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     if re.search(rf"(?:(?i:\bso|\bthen|\bthus|\bhence|\banswer\b)[:\s]*|,)\s*\(?[{letters}]\)?\s+or\s+\(?[{letters}]\)?"
                  r"[\s.!?*]*\Z", body):
         return ChoiceReading(None)  # '... depends on the day count, so A or B.': the conclusion leaves two open
-    found: dict[int, list[tuple[int, int, str]]] = {}
+    reading = _stated_choice(body, letters, options)
+    if reading.letter is not None and doubts_its_answer(body):  # '... → A. Wait, ... → B. Or A. Hard to say.'
+        return ChoiceReading(None, "the response says it is unsure of its answer")
+    return reading
+
+
+def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -> ChoiceReading:
+    """The letter of a response with no answer line: its statements by tier, a marked table row, a label line; then,
+    with `options`, the option whose value or words the concluding statement gives."""
+    found: dict[int, list[tuple[int, int, str]]] = {2: _eliminations(body, letters)}
     for tier, pattern in _choice_patterns(letters):
         for match in pattern.finditer(body):
             start, end = match.span("letter")
@@ -282,36 +284,27 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
             if _is_article(match.group("letter"), body, end):
                 continue
             found.setdefault(tier, []).append((start, end, match.group("letter")))
-    strong = {tier: statements for tier, statements in found.items() if tier < WEAK_TIER}
+    strong = {tier: statements for tier, statements in found.items() if tier < WEAK_TIER and statements}
     if strong:
         start, end, letter = max(strong[min(strong)])  # the strongest tier present, its last statement
-        if options and (other := _words_disagree(body, end, letter, options)):
+        if options and (other := words_disagree(body, end, letter, options)):
             return ChoiceReading(None, other)
         return ChoiceReading(_one_letter(body, start, end, letter, letters))
+    if marked := _marked_row(body, letters):
+        return ChoiceReading(marked)
     label = _label_line_letter(body, letters)
     weak = {letter.upper() for _, _, letter in found.get(WEAK_TIER, [])}
     if label is not None or weak:
         named = weak | ({label} if label else set())
         return ChoiceReading(named.pop()) if len(named) == 1 else ChoiceReading(None, "two letters are named")
-    reading = _by_option(body, letters, options) if options else ChoiceReading(None)
+    if _offers_two(body, letters):
+        return ChoiceReading(None)  # '≈ $33.71. ~~B~~ C?', 'either B or A': two letters left open, whatever the value
+    reading = by_option(body, letters, options) if options else ChoiceReading(None)
     if reading.letter is None and not reading.doubt and (named := _letters_named_alone(body, letters)):
         return ChoiceReading(None, f"option {named} is named, but in no form the reader decides on")
     if reading.letter is None and not reading.doubt and _CYRILLIC_VE.search(body):
         return ChoiceReading(None, "a Cyrillic В is named: B by its shape, C by its place in А, Б, В")
     return reading
-
-
-def _words_disagree(body: str, end: int, letter: str, options: Mapping[str, str]) -> str:
-    """Why the committed letter is in doubt, or '': the short clause restating it states another option's words and
-    not its own ('ANSWER: B) daily', where daily is A); an aside after it ('C — though also known as a Pareto chart
-    (A)', 'certainly not junior debt') is no restatement."""
-    clause = re.split(r"[.;,:\n]|\b(?:though|but|although|while|whereas|since|because)\b", body[end:], maxsplit=1)[0]
-    if _NEGATED_WORDS.search(clause) or len(clause.split()) > 6:  # a short restatement, not an aside
-        return ""
-    named = _stated(clause, options)
-    if named and letter.upper() not in {n.upper() for n in named}:
-        return f"the letter {letter.upper()} and the words of option {', '.join(named)} after it disagree"
-    return ""
 
 
 def _letters_named_alone(body: str, letters: str) -> str:
@@ -324,94 +317,40 @@ def _letters_named_alone(body: str, letters: str) -> str:
     return ", ".join(sorted({m.group() for m in named}))
 
 
-WEAK_TIER = 3  # a letter named in passing ("(option C)", "→ B"): counted only when no other letter is
-
-
-def _by_option(body: str, letters: str, options: Mapping[str, str]) -> ChoiceReading:
-    """The option whose number the committed value falls on (its acceptance window against the other
-    options), or else whose words the concluding sentence states, not negated; two: doubt."""
-    choices = {letter: text for letter, text in options.items() if letter.upper() in letters}
-    reading = read_number(body)
-    if reading is not None:
-        keys = {letter: numeric_key(choices, letter) for letter in choices}
-        if any(keys.values()):
-            rounded = _at_precision(reading.token, reading.number, keys)
-            if len(rounded) > 1:
-                return ChoiceReading(None)  # '$77.8 thousand' against $77,780 and $77,807: names no single option
-            if not rounded and _coarser_than(reading.token, [choices[o] for o, key in keys.items() if key is not None]):
-                return ChoiceReading(None)  # '39.8' against 39.68 and 39.96: it rounds to neither
-            hits = [letter for letter, key in keys.items() if key is not None and grade_number(
-                reading.number, key.gold, list(key.distractors.values())).match]
-            if len(hits) == 1:
-                return ChoiceReading(hits[0].upper())
-            return ChoiceReading(None, f"the value {reading.number} falls on {'two' if hits else 'no'} option")
-    opening = [letter for letter, text in choices.items() if _opens_with(body, text)]
-    if len(opening) == 1:  # "Statement 1 — a large illiquid allocation is risky ...": the answer comes first
-        return ChoiceReading(opening[0].upper())
-    last = next((s for s in reversed(sentences(body)) if re.search(r"\w", s)), "")
-    if _NEGATED_WORDS.search(last):
-        return ChoiceReading(None, "the concluding sentence negates what it names") if _stated(last, choices) \
-            else ChoiceReading(None)
-    hits = _stated(last, choices)
-    if len(hits) > 1 and re.search(r"(?i)\bor\b", last):
-        return ChoiceReading(None)  # "either Fair Dealing or Diligence ...": two letters offered, none chosen
-    if len(hits) > 1:
-        return ChoiceReading(None, "the concluding sentence states the words of two options")
-    if hits:
-        return ChoiceReading(hits[0].upper())
-    near = _stated(last, choices, inside=True)
-    return ChoiceReading(None, f"the concluding sentence nearly states option {near[0]}'s words" if near else "")
-
-
-def _at_precision(token: str, value, keys: Mapping) -> list[str]:
-    """The options that round to the value as written ('$77.8 thousand' is $77,750 to $77,850: $77,780 and
-    $77,807 both), in the value's own unit."""
-    step = rounding_step(token, lambda text: (r := read_number(text)) and r.number)
-    return [letter for letter, key in keys.items() if step and key is not None and key.gold.unit == value.unit
-            and abs(key.gold.value - value.value) <= step / 2 * (1 + 1e-9)]
-
-
 _NOT_BEFORE = re.compile(r"(?i)\bnot\b[^,;.:!?\n]*$")
 
 
-def _coarser_than(token: str, options: list[str]) -> bool:
-    """The value is written with fewer decimals than every numeric option ('39.8' against '39.68', '39.96')."""
-    def places(text: str) -> int:
-        found = re.search(r"\d[\d,]*(?:\.(\d+))?", text)
-        return len(found.group(1) or "") if found else 0
-    return bool(options) and all(places(token) < places(text) for text in options)
+def _eliminations(body: str, letters: str) -> list[tuple[int, int, str]]:
+    """'B and C are wrong.': the one letter left, as a statement at the end of the sentence."""
+    found = []
+    for m in re.finditer(rf"(?<![\w'’])(?:(?i:options?)\s+)?(?P<a>[{letters}])\s*(?:,|&|\band\b)\s*(?:(?i:option)\s+)?"
+                         rf"(?P<b>[{letters}])\s+(?i:are|were)\s+(?i:both\s+|all\s+)?(?i:wrong|incorrect|eliminated|"
+                         r"ruled\s+out|out|false|invalid)\b", body):
+        left = set(letters) - {m.group("a"), m.group("b")}
+        if len(left) == 1 and m.group("a") != m.group("b"):
+            found.append((m.end(), m.end(), left.pop()))
+    return found
 
 
-def _opens_with(body: str, option: str) -> bool:
-    """The response begins with the option's whole text, then a dash or a colon ('Statement 1 — ...')."""
-    text = re.escape(option.strip().rstrip(".").strip())
-    return bool(text) and bool(re.match(rf"(?i)[\s*_#>]*{text}[\s*_.]*(?:[—–:]|-\s)", body))
+# '| A | 3.11% | ✅ selected |': the one row of a table a reply marks as its choice
+_MARKED = re.compile(r"(?i)✅|✔|☑|\b(?:selected|chosen|my\s+(?:answer|pick))\b")
+_UNMARKED = re.compile(r"(?i)❌|✗|✘|\bnot\s+(?:selected|chosen)\b")
 
 
-_NEGATED_WORDS = re.compile(r"(?i)\b(?:not|no|never|neither|nor|rather\s+than|instead\s+of|unlike)\b|n['’]t\b")
-_STOP = frozenset("a an the of to in on at is are be by for as and or with its it this that".split())
+def _marked_row(body: str, letters: str) -> str | None:
+    rows = [re.match(rf"[ \t]*\|[ \t*_]*(?:(?i:option)[ \t]*)?\(?([{letters}])\)?[ \t*_]*\|(.*)", line)
+            for line in body.splitlines()]
+    marked = {m.group(1) for m in rows if m and _MARKED.search(m.group(2)) and not _UNMARKED.search(m.group(2))}
+    return marked.pop() if len(marked) == 1 else None
 
 
-def _words(text: str) -> set[str]:
-    """Content words cut to five letters ('cancelled' and 'cancel' are one word)."""
-    return {w[:5] for w in re.findall(r"[a-z]+", text.lower().replace("-", " ")) if w not in _STOP}
+def _offers_two(body: str, letters: str) -> bool:
+    """Two letters offered as alternatives: 'B or C', 'either B or A'."""
+    return bool(re.search(
+        rf"(?<![\w'’])[{letters}][)\]]?\s*(?:\bor\b|/)\s*(?:(?i:option)\s*)?[(\[]?[{letters}](?![\w'’])", body))
 
 
-def _said(word: str, said: set[str], inside: bool = False) -> bool:
-    """The word is said ('show', 'shown'); `inside`: also within a longer word ('onven' in 'convenience', an option
-    text with a typo), which is a near match only."""
-    return any(s.startswith(word) or (len(s) >= 4 and word.startswith(s)) or (inside and len(word) >= 4 and word in s)
-               for s in said)
-
-
-def _stated(sentence: str, options: Mapping[str, str], inside: bool = False) -> list[str]:
-    """The options every content word of which the last clause of the sentence holds; an option whose words
-    another stated option's words contain ('volatility' within 'volatility and default') gives way to it."""
-    said = {w for w in re.findall(r"[a-z]+", re.split(r";", sentence)[-1].lower())} if inside else \
-        _words(re.split(r";", sentence)[-1])
-    hits = {letter: words for letter, text in options.items()
-            if (words := _words(text)) and all(_said(w, said, inside) for w in words)}
-    return [letter for letter, words in hits.items() if not any(words < other for other in hits.values())]
+WEAK_TIER = 3  # a letter named in passing ("(option C)", "→ B"): counted only when no other letter is
 
 
 def _one_letter(body: str, start: int, end: int, letter: str, letters: str) -> str | None:

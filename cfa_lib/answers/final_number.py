@@ -297,7 +297,8 @@ def _concluding_number(body: str, stem: str = "", semicolons: bool = True) -> Re
     return None
 
 
-_TURN = re.compile(r"(?i)[,;]\s*(?:but|so|therefore|thus|hence)\b|→|⇒|=>")
+# '..., so', '→', and a value taken back in its sentence: '= 7.84%… no, the current yield must use ... = 5.20%.'
+_TURN = re.compile(r"(?i)[,;]\s*(?:but|so|therefore|thus|hence)\b|→|⇒|=>|(?:…|\.{3})\s*(?:no|wait|actually)\b[,:;!]?")
 
 
 def _committed_clause(sentence: str) -> str:

@@ -149,14 +149,15 @@ _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], st
     (re.compile(r"(?i)(?<=\d)\s*(?:prozent|por\s+ciento|pour\s+cent|por\s+cento)\b"), " percent"),
     (re.compile(r"(?i)(?<=\d)\s*(?:millionen|millions|millones|milh[õo]es|milioni|milyon|mio\.)(?!\w)"), " million"),
     (re.compile(r"(?i)(?<=\d)\s*(?:milliarden|milliards|miliardi|milyar|mrd\.)(?!\w)"), " billion"),
+    # a scale note on the label before the value: 'Answer (in USD '000): 113.7', 'FV ($ thousands): 113.7'; read
+    # first, so that 'for 2015 (€ 000s): 452.2' is not 2015 thousand
+    (re.compile(rf"(?i)\(\s*(?:in\s+)?{SCALE_NOTE}\s*\)(?P<sep>\s*[:：=]\s*)(?P<n>[-+−]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?)"
+                r"(?![\d.,]|\s*(?:thousand|million|billion|[kmb]\b|mn\b|bn\b))"),
+     lambda m: f"{m.group('sep')}{m.group('n')} {_scale_word(m.group())}"),
     # the unit or scale right after the number: '169.9 (in $ millions)', '450 in thousands', '28,936 (in $ 000s)',
     # '28,936 ($000s)', '28.79 (in %)'
     (re.compile(rf"(?i)(?<=\d)\s*\(\s*(?:in\s+)?{SCALE_NOTE}\s*\)|(?<=\d)\s+in\s+{SCALE_NOTE}"),
      lambda m: " " + _scale_word(m.group())),
-    # the same note on the label before the value: 'Answer (in USD '000): 113.7', 'FV ($ thousands): 113.7'
-    (re.compile(rf"(?i)\(\s*(?:in\s+)?{SCALE_NOTE}\s*\)(?P<sep>\s*[:：=]\s*)(?P<n>[-+−]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?)"
-                r"(?![\d.,]|\s*(?:thousand|million|billion|[kmb]\b|mn\b|bn\b))"),
-     lambda m: f"{m.group('sep')}{m.group('n')} {_scale_word(m.group())}"),
     (re.compile(r"(?<=\d)\s*\(\s*in\s*%\s*\)"), "%"),
     # cents and pence: '78 cents' is $0.78, '45 pence' is £0.45
     (re.compile(r"(?i)(?<![\d.,$€£¥])(?P<n>\d+(?:\.\d+)?)\s*(?:cents?\b|¢)"),

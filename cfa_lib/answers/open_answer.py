@@ -61,23 +61,27 @@ from typing import Literal
 from cfa_lib.answers.asked import asked_phrase, asked_quantity, mentions
 from cfa_lib.answers.choice import has_answer_line, read_choice
 from cfa_lib.answers.commitment import (
-    UNDECIDED,
     Direction,
     after_final_line,
-    conclusion,
     direction_agreement,
     directions,
-    ends_on_condition,
-    ends_on_two_conventions,
     final_answer_line,
     has_refusal,
-    is_hedge,
     is_refusal,
     leaves_open,
     without_captions,
     without_remarks,
 )
 from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
+from cfa_lib.answers.hedges import (
+    UNDECIDED,
+    conclusion,
+    doubts_its_answer,
+    ends_on_condition,
+    ends_on_two_conventions,
+    hedges_only_on_rounding,
+    is_hedge,
+)
 from cfa_lib.answers.key import NumericKey, numeric_key, option_value, rounding_step
 from cfa_lib.answers.locales import (
     normalise_signs,
@@ -101,7 +105,7 @@ from cfa_lib.answers.settle import (
     table_after_statement,
 )
 from cfa_lib.answers.structured import answer_fields, json_reply
-from cfa_lib.answers.text import clean
+from cfa_lib.answers.text import clean, without_struck
 from cfa_lib.answers.two_readings import ambiguous_format, lone_group_on_key, two_readings
 from cfa_lib.answers.value_context import (
     SCALE_NAMES,
@@ -110,6 +114,7 @@ from cfa_lib.answers.value_context import (
     in_response_scale,
     options_scale,
     par_basis,
+    spelled_currency,
     stem_scaled_by,
 )
 from cfa_lib.data import Question
@@ -178,14 +183,14 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
                       tolerance: float = 0.02) -> OpenGrade:
     """Grade one open-ended response against the question's key (see the module docstring for the order)."""
     key = open_key(question)
-    body = symmetric_values(spell_numbers(normalise_signs(clean(response))))
+    body = symmetric_values(spell_numbers(normalise_signs(without_struck(clean(response)))))
     if key is not None and key.ratio:
         body = ratios_as_fractions(body)
     reply = json_reply(body)
     if reply is not None:
         return _graded_json(question, reply, finish_reason, tolerance)
-    final = final_answer_line(body)
-    final = None if final is None else without_remarks(final)
+    line = final_answer_line(body)
+    final = None if line is None else without_remarks(line)
     if finish_reason == "length" and final is None:
         return OpenGrade("truncated", None, "cut by the token limit before a FINAL ANSWER line")
     if finish_reason == "length" and body.rstrip().endswith(final.rstrip()):  # 'FINAL ANSWER: 42' of 422.1
@@ -207,12 +212,16 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         # alternatives laid out before the committed value are not a hedge ("X can be 1, 2 or 3, so ...")
         committed_text = body[reading.at + clause_start(reading) :] if reading else conclusion(body)
     else:
-        committed_text = final
+        committed_text = line  # with its remarks: '2.80% (365-day basis) / 2.90% (360-day basis)' is a hedge
     # a hedge between numbers leaves nothing to compare; words ("either operating or financing cash
     # flows") are the judge's to read when the key is words
     if key is not None and (is_hedge(committed_text, question.stem) or (
             source == "heuristic" and reading is not None and UNDECIDED.search(reading.region))):
+        if hedges_only_on_rounding(committed_text, question.stem):
+            return OpenGrade("judge", None, "the response puts the other values it offers down to rounding", source)
         return OpenGrade("no_answer", None, "the response offers alternatives or a range without choosing", source)
+    if source == "heuristic" and doubts_its_answer(body):
+        return OpenGrade("judge", None, "the response says it is unsure of its answer", source)
     if key is None and UNDECIDED.search(committed_text):
         return OpenGrade("no_answer", None, "the response says it has not chosen between alternatives", source)
     if key is None:
@@ -327,7 +336,7 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     value = in_asked_time_unit(reading, question, basis)
     if scale := options_scale(question, reading, value):  # '65.9' against '£66 million.'
         scaled = Number(value.value * scale, value.unit or key.gold.unit)
-        if stem_scaled_by(question.stem, scale):
+        if stem_scaled_by(question.stem, scale) and not spelled_currency(reading):
             value = scaled  # the stem writes every amount in that scale: so does the answer
         elif key.window(scaled, tolerance).match and not key.window(value, tolerance).match:
             return OpenGrade("judge", None, f"a bare {reading.token.strip()} against options in "

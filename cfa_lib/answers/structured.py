@@ -127,3 +127,22 @@ def answer_fields(reply: dict[str, Any]) -> list[tuple[str, Any]]:
         if isinstance(value, dict) and not found:
             found = answer_fields(value)
     return found
+
+
+# the fields a multiple-choice reply names its letter in ('{"final": "C"}', 'selected_option: B'); lists
+# ('"alternatives_considered": ["A", "C"]', 'rejected: [A, C]') and scores hold no answer
+LETTER_FIELDS = (*ANSWER_FIELDS, "final", "selected_option", "chosen", "chosen_option", "correct_option", "pick",
+                 "final_choice", "best_option")
+
+
+def letter_fields(reply: dict[str, Any]) -> list[str]:
+    """The text values of a reply's letter fields (`LETTER_FIELDS`), at any depth
+    ('{"final_answer": {"letter": "B", "value": "5.00%"}}')."""
+    found = []
+    for name, value in reply.items():
+        if isinstance(value, dict):
+            found += letter_fields(value)
+        elif isinstance(value, str) and name.lower() in LETTER_FIELDS:
+            found.append(value)
+    return found
+

@@ -55,6 +55,12 @@ def _vulgar(match: re.Match[str]) -> str:
     return f"{match.group('whole') or '0'}.{_VULGAR[match.group('part')]}"
 
 
+def without_struck(text: str) -> str:
+    """Text struck through in markdown dropped: 'Answer: ~~£3,012~~ £2,997' answers £2,997 (the letter reader reads
+    a struck letter itself: '~~B~~ C?' leaves two letters)."""
+    return re.sub(r"~~[^~\n]+~~", " ", text)
+
+
 def clean(text: str | None) -> str:
     """The answer part of a response as plain text: reasoning blocks dropped, full-width characters as their
     ASCII forms, vulgar fractions as decimals, LaTeX and markup unwrapped."""

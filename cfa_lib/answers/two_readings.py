@@ -69,21 +69,22 @@ def lone_group_on_key(reading: Reading, value: Number, text: str, stem: str, key
     * '70,906': the only comma group (one copied from the question, 'to raise the $112,000', settles nothing;
       another the text writes itself, '28,701 + 235 = 28,936', settles the comma as thousands) is 70.906 with a
       decimal comma;
-    * '113.733': the only dot group (written once or more), with no other decimal point and not a percent, is
-      113,733 with the dot grouping thousands ('Der Endwert beträgt rund 113.733 USD')."""
+    * '113.733': a dot group, not a percent, in a text whose every dot is such a group and none settles it (no
+      decimal point, no '1.234.567'), is 113,733 with the dot grouping thousands ('Der Endwert beträgt rund 113.733
+      USD', 'Resposta: £5.370' after '£6.620 − £1.250')."""
     if AMBIGUOUS_GROUP.search(reading.token):
         own = [m for m in re.finditer(r"\d{1,3}(?:,\d{3})+(?!\d)", text) if m.group() not in stem]
-        other, why = Number(value.value / 1000, value.unit), "only comma group: read with a decimal comma"
+        other, why = Number(value.value / 1000, value.unit), "the text's only comma group: read with a decimal comma"
         if len(own) > 1:
             return ""
     else:
         digits = re.search(r"\d[\d.,]*", reading.token)
         if digits is None or not AMBIGUOUS_DOT_GROUP.fullmatch(digits.group()) or reading.number.unit == PERCENT:
             return ""
-        if writes_decimal_point(text.replace(digits.group(), " ")) or len(AMBIGUOUS_DOT_GROUP.findall(text)) > \
-                text.count(digits.group()):  # another number settles the text's dots; the readers apply it
-            return ""
-        other, why = Number(value.value * 1000, value.unit), "only dot group: with the dot grouping thousands"
+        if writes_decimal_point(text.replace(digits.group(), " ")) or dots_group_thousands(text):
+            return ""  # another number settles the text's dots; the readers apply it
+        other = Number(value.value * 1000, value.unit)
+        why = "a dot group in a text whose dots nothing settles: read with the dot grouping thousands"
     if key.window(value, tolerance).match or not key.window(other, tolerance).match:
         return ""
-    return f"'{reading.token.strip()}' is the text's {why} it is the key"
+    return f"'{reading.token.strip()}' is {why} it is the key"

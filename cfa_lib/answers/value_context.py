@@ -85,6 +85,12 @@ def options_scale(question: Question, reading: Reading, value: Number) -> float 
     return None
 
 
+def spelled_currency(reading: Reading) -> bool:
+    """The currency is spelled out right after the number ('63 dollars'): the amount as written, whatever scale
+    the stem writes its amounts in."""
+    return bool(re.search(r"(?i)\d\s*(?:dollars?|euros?|pounds?|yen|francs?)\b", reading.token))
+
+
 def stem_scaled_by(stem: str, scale: float) -> bool:
     """Every amount of money the stem states carries the scale word ('total liabilities of £24 million'): a bare
     number in the answer is in that scale, as a careful grader reads it."""

@@ -1,0 +1,62 @@
+"""Issue #31: the forms kept-out corpora 14 to 17 found, each after that corpus's one out-of-sample scoring.
+
+Every case is a row of the corpus as its blind writer wrote and labelled it; each failed before the change (a
+confident verdict other than the label). Where the reader now defers to the judge instead of deciding, the test
+says so: a deferral is cheap, a wrong verdict is a defect. From the change on these rows are in-sample.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from benchmarks.grading import corpus_row
+from cfa_lib.answers import grade_choice, grade_open_answer
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "letter"), [
+    (14, "R-mcq-013", "incorrect", "B"),  # 'The closest match is option (b).'
+    (17, "U-mcq-011", "correct", "B"),  # 'That matches option (b).'
+    (14, "R-mcq-023", "correct", "A"),  # a table whose row A is marked '✅ selected'
+    (14, "R-mcq-024", "correct", "B"),  # {"final_answer": {"letter": "B", "value": "5.00%"}, ...}
+    (16, "T-mcq-023", "correct", "C"),  # {"option_scores": {...}, "final": "C"}
+    (17, "U-mcq-020", "correct", "B"),  # YAML 'selected_option: B' in a code block
+    (15, "S-mcq-048", "correct", "C"),  # '答え：選択肢C' (answer: option C)
+    (15, "S-mcq-070", "correct", "A"),  # 'B and C are wrong.': A by elimination
+    (15, "S-mcq-075", "incorrect", "A"),  # the same words on an item keyed B
+    (16, "T-mcq-069", "correct", "B"),  # 'A and C are wrong — A ignores growth ...'
+    (17, "U-mcq-056", "correct", "A"),  # 'Default risk. For ... loss severity and liquidity risk are secondary.'
+    (16, "T-mcq-028", "no_answer", None),  # '≈ $33.71. ~~B~~ C?': the value is C's, the letters are two
+    (17, "U-mcq-025", "no_answer", None),  # 'EPS ≈ $1.14. That's either B or A ... I'd say B or A.'
+    (16, "T-mcq-050", "judge", None),  # 'A looks right … but then again B … I'm not sure any more.' (no_answer)
+    (17, "U-mcq-047", "judge", None),  # '→ A. Wait, should it be 360 days? Then 2.50% → B. Or A. Hard to say.'
+])
+def test_letter_forms(corpus, row_id, verdict, letter):
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_choice(question, row["response"], row["finish_reason"])
+    assert (grade.verdict, grade.letter) == (verdict, letter), (grade, row["note"])
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "value"), [
+    (15, "S-open-037", "correct", 452_200),  # 'Interest expense for 2015 (€ 000s): 452.2': the note is not 2015's
+    (15, "S-open-040", "judge", None),  # '63 dollars' against '$63 million' (incorrect: the unit is spelled out)
+    (15, "S-open-113", "correct", 2_997),  # 'Answer: ~~£3,012~~ £2,997'
+    (16, "T-open-117", "correct", 5.2),  # '= 7.84%… no, the current yield must use the current value: ... = 5.20%.'
+    (16, "T-open-100", "judge", None),  # Portuguese 'Resposta: £5.370' among '£6.620 − £1.250' (correct, 5,370)
+    (15, "S-open-079", "no_answer", None),  # 'FINAL ANSWER: 2.80% (365-day basis) / 2.90% (360-day basis)'
+    (16, "T-open-072", "no_answer", None),  # '22.4% on a compound (geometric) basis or 24.9% on a simple-average basis'
+    (17, "U-open-074", "no_answer", None),  # 'It depends on timing: £3,683.30 per month if ..., or £3,671.07 if ...'
+    (17, "U-open-077", "no_answer", None),  # '... $41.86 if it is ... (D1 = D0 × 1.04), $40.25 if it is ...'
+    (15, "S-open-077", "judge", None),  # "I think it's $37.42. Hmm, no — maybe $34.97. ... I'm not certain" (no_answer)
+    (17, "U-open-119", "judge", None),  # '= 2.0%?? Hmm — or 3.0%... not sure my P(good) is right.' (no_answer)
+    # '≈ 36.7 (could print as 36.6 or 36.8 depending on rounding of z)': correct to writer U, while writer M called
+    # 'about 2.82% (or 2.81%, depending on rounding)' no_answer (kept-out corpus 9, M-open-107): the judge's
+    (17, "U-open-080", "judge", None),
+    (9, "M-open-107", "judge", None),
+])
+def test_open_forms(corpus, row_id, verdict, value):
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert grade.verdict == verdict, (grade, row["note"])
+    assert value is None or math.isclose(grade.value.value, value, rel_tol=1e-6), grade
