@@ -1,4 +1,4 @@
-"""Issue #31: the forms kept-out corpora 14 to 17 found, each after that corpus's one out-of-sample scoring.
+"""Issue #31: the forms kept-out corpora 14 to 18 found, each after that corpus's one out-of-sample scoring.
 
 Every case is a row of the corpus as its blind writer wrote and labelled it; each failed before the change (a
 confident verdict other than the label). Where the reader now defers to the judge instead of deciding, the test
@@ -31,6 +31,7 @@ from cfa_lib.answers import grade_choice, grade_open_answer
     (17, "U-mcq-025", "no_answer", None),  # 'EPS ≈ $1.14. That's either B or A ... I'd say B or A.'
     (16, "T-mcq-050", "judge", None),  # 'A looks right … but then again B … I'm not sure any more.' (no_answer)
     (17, "U-mcq-047", "judge", None),  # '→ A. Wait, should it be 360 days? Then 2.50% → B. Or A. Hard to say.'
+    (18, "V-mcq-037", "correct", "A"),  # 'Respuesta: la opción a'
 ])
 def test_letter_forms(corpus, row_id, verdict, letter):
     question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
@@ -54,6 +55,14 @@ def test_letter_forms(corpus, row_id, verdict, letter):
     # 'about 2.82% (or 2.81%, depending on rounding)' no_answer (kept-out corpus 9, M-open-107): the judge's
     (17, "U-open-080", "judge", None),
     (9, "M-open-107", "judge", None),
+    # exactly half the coarse key's last digit away, nearer the key than any other option: correct to writer V
+    # (half-up), not correct half-to-even
+    (18, "V-open-102", "judge", None),  # '0.225' against '0.23.'
+    (18, "V-open-103", "judge", None),  # '0.215' against '0.22'
+    (18, "V-open-127", "judge", None),  # '$11.62. Actually, hmm, maybe it's $12.83. Or was the first right?'
+    (18, "V-open-164", "no_answer", None),  # 'FINAL ANSWER: €122,222 (or €49,744 if the payments are made in arrears)'
+    (18, "V-open-166", "judge", None),  # '= PMT × [1 − (1 + r)^−5]/r × (1 + r), ... a little under two thousand euros'
+
 ])
 def test_open_forms(corpus, row_id, verdict, value):
     question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")

@@ -32,7 +32,8 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
     deco = r"[\s:=*_`$\"'“‘(\[{>~–—-]*"
     filler = (
         r"(?:(?:(?i:therefore|thus|clearly|likely|most\s+likely|probably|then|indeed|either|both|option|choice|letter)\b"
-        r"|選択肢|选项|選項|선택지|보기)"  # '答え：選択肢C' (answer: option C)
+        # '答え：選択肢C' (answer: option C), 'Respuesta: la opción a'
+        r"|選択肢|选项|選項|선택지|보기|(?i:(?:la\s+|l['’])?(?:opci[óo]n|op[çc][ãa]o|opzione)))"
         + deco
         + r")*"
     )

@@ -156,6 +156,9 @@ class Reading:
         return self.at + self.found.start
 
 
+_EXPONENT = re.compile(r"(?:\^|\*\*)\s*[-−(]?\s*\Z")  # '(1 + r)^-5': an exponent is never the answer
+
+
 def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0, at: int = 0,
              explicit: bool = False, stem: str = "", keep: Callable[[Number], bool] | None = None) -> Reading | None:
     """Highest-scoring number of a region; ties go to the later one ('r = 0.0814 ≈ 8.14%'); a number in
@@ -163,7 +166,8 @@ def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0
     10.90%" is −10.90 %)."""
     difference, change = asks_difference(stem), asks_change(stem)
     candidates = [(_score(text, found, difference, change) - 4 * restates(stem, text, found), found.start, found)
-                  for found in scan_values(text) if keep is None or keep(found.number)]
+                  for found in scan_values(text) if (keep is None or keep(found.number))
+                  and not _EXPONENT.search(text, 0, found.start)]
     if not candidates:
         return None
     candidates[0] = (candidates[0][0] + first_bonus, *candidates[0][1:])

@@ -64,7 +64,8 @@ UNDECIDED = re.compile(
 # "8.0% or 8.16%", "2.83 or maybe the 2.62 figure": two values joined by "or" (a restatement of one value,
 # "0.15, or 15%", is not a hedge)
 _OR_PAIR = re.compile(
-    rf"(?i)(?P<a>{_NUM}{_UNIT})\s*(?:,|—|–|-)?\s*or[\s,]+(?:[a-z]+[\s,]+){{0,4}}?(?P<b>{_NUM}{_UNIT})"
+    # '€122,222 (or €49,744 if ...)'
+    rf"(?i)(?P<a>{_NUM}{_UNIT})\s*(?:,|—|–|-|\()?\s*or[\s,]+(?:[a-z]+[\s,]+){{0,4}}?(?P<b>{_NUM}{_UNIT})"
     rf"|(?P<a2>{_NUM}{_UNIT})\s+[a-z]+\s+or\s+(?P<b2>{_NUM}{_UNIT})"  # "969 contracts or 529 contracts"
 )
 
@@ -159,9 +160,11 @@ _BOTH_WAYS = re.compile(r"(?i)\b(?:above|rises?|up)\b.*\bor\b.*\b(?:below|falls?
 
 
 # "Actually I'm not certain which convention the question intends.", "not sure my P(good) is right", "Hard to say.",
+# "Or was the first right? I'm going back and forth",
 # "= 2.0%??": a response that doubts the answer it gives, whatever it states; the judge reads it
 _UNSURE = re.compile(
     r"(?i)\b(?:not|n['’]t)\s+(?:(?:entirely|totally|completely|quite|really|so|100\s?%)\s+)?(?:sure|certain|confident)\b"
+    r"|\bgoing\s+back\s+and\s+forth\b|\bsecond[\s-]guess\w*|\bor\s+was\s+the\s+first\b|\bI['’]?m\s+torn\b"
     r"|\bunsure\b|\bI['’]?m\s+uncertain\b|\b(?:hard|impossible|difficult)\s+to\s+(?:say|tell)\b|\bcan['’]?t\s+decide\b"
     r"|\d%?\?{2,}")
 

@@ -140,6 +140,12 @@ class NumericKey:
         """The value against this key's acceptance window (`grade_number`: its distractors, its own rounding)."""
         return grade_number(value, self.gold, list(self.distractors.values()), rel_tol=tolerance, step=self.step)
 
+    def on_rounding_edge(self, value: Number, tolerance: float) -> bool:
+        """The value lies exactly half the coarse key's last digit from it, nearer the key than any other option
+        ('0.225' against '0.23.'): it rounds to the key half-up and away from it half-to-even; graders differ."""
+        return self.step is not None and not self.window(value, tolerance).match and grade_number(
+            value, self.gold, list(self.distractors.values()), rel_tol=tolerance, step=self.step * (1 + 1e-6)).match
+
 
 def numeric_key(choices: Mapping[str, str], answer: str, statements: bool = False) -> NumericKey | None:
     """Numeric grading key of a multiple-choice question, or None when it must be graded otherwise:

@@ -343,6 +343,9 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
                              f"{SCALE_NAMES[scale]}s: read in their scale it is the key, as written it is not", source)
     grade = key.window(value, tolerance)
     shown = on_key_scale(value, key.gold)
+    if key.on_rounding_edge(value, tolerance):
+        return OpenGrade("judge", shown, f"{shown} is exactly on the edge of the key's rounding: half-up it is the "
+                         "key, half-to-even it is not", source)
     if grade.match and direction == "opposite":
         return OpenGrade("incorrect", shown, f"{grade.reason}, but its direction word contradicts the key's "
                          f"({question.correct_text.strip()})", source)

@@ -34,7 +34,9 @@ from cfa_lib.models.thinking import split_thinking
 
 _EXCEEDS_BY = re.compile(r"(?i)\b(?:exceed\w*|outperform\w*|beat\w*)\b[^.;]{0,80}\bby\s*(?:about\s+|roughly\s+)?$")
 _COMPARED_WITH = re.compile(
-    r"(?i)\b(?:than|vs\.?|versus|above|below|beyond|differs?\s+from|compared\s+(?:with|to))\s+"
+    r"(?i)\b(?:than|vs\.?|versus|above|below|beyond|differs?\s+from|compared\s+(?:with|to)"
+    r"|(?:a\s+(?:little|bit)|just|slightly|somewhat|well)\s+(?:under|over))\s+"  # 'a little under two thousand euros'
+
     r"(?:the\s+|a\s+|an\s+|its\s+)?(?:[\w-]+\s+){0,3}$"
 )
 _COMPARED_AFTER = re.compile(r"(?i)^\s*(?:more|less|higher|lower|greater|smaller|above|below)\b")
