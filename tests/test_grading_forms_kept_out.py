@@ -69,3 +69,19 @@ def test_open_forms(corpus, row_id, verdict, value):
     grade = grade_open_answer(question, row["response"], row["finish_reason"])
     assert grade.verdict == verdict, (grade, row["note"])
     assert value is None or math.isclose(grade.value.value, value, rel_tol=1e-6), grade
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "value"), [
+    (15, "S-open-018", 1_303_433),  # 'FINAL ANSWER: $13,03,433': Indian lakh grouping
+    (17, "U-open-017", 1_060_000),  # '$11,60,000 − $1,00,000 = $10,60,000'
+    (17, "U-open-059", 10_540.17),  # {"pv_ordinary": 10038.26, "pv_due": 10540.17, "answer": "pv_due"}
+    (17, "U-open-128", 63.1),  # 'FINAL ANSWER: 63.10%' then '... the project should be accepted.': no retraction
+    (17, "U-open-099", 68_750),  # 'Réponse : 68 750 $ par an'
+    (17, "U-open-104", 806_000),  # '정답: 약 80.6만 유로'
+])
+def test_forms_decided_that_went_to_the_judge(corpus, row_id, value):
+    """Deferred before (a cost, not a defect): each is now decided as its writer labelled it."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert grade.verdict == row["expected_verdict"] == "correct", (grade, row["note"])
+    assert math.isclose(grade.value.value, value, rel_tol=1e-6), grade

@@ -30,18 +30,21 @@ def _join_space_groups(match: re.Match[str]) -> str:
 
 # Swiss thousands: "7'220.39", '1’500’000' (groups of three digits only)
 _APOSTROPHE_GROUPED = re.compile(r"(?<![\d.,'’])\d{1,3}(?:['’]\d{3})+(?![\d'’])")
+# Indian lakh and crore grouping: '$13,03,433', '12,34,567.89' (groups of two before the last three: no other reading)
+_INDIAN_GROUPED = re.compile(r"(?<![\d.,])\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?(?![\d,])")
 
 
 def normalise_signs(text: str) -> str:
     """Numbers as the readers read them (the number grammar of tests/grading_corpus/README.md): Unicode minus
-    signs to '-', the lira sign the source uses for pounds (₤) to '£', apostrophe thousands dropped (7'220.39
-    is 7220.39), scientific notation, 万/億/亿 and unit
+    signs to '-', the lira sign the source uses for pounds (₤) to '£', apostrophe thousands and Indian lakh groups
+    dropped (7'220.39 is 7220.39, 13,03,433 is 1303433), scientific notation, 万/億/亿 and unit
     words of other languages written out (`_written_out`), a text written with decimal commas read in its
     locale (`decimal_comma`), thousands grouped by spaces or thin spaces ('1 003 333', '€644 161') to commas."""
     text = re.sub("[\u2212\u2012\u2011\ufe63\uff0d]", "-", text).replace("₤", "£")
     # a no-break or thin space is a space except between digits, where it groups thousands ('$266\u00a0million')
     text = re.sub(r"(?<!\d)[\u00a0\u202f\u2009]|[\u00a0\u202f\u2009](?!\d)", " ", text)
     text = _APOSTROPHE_GROUPED.sub(lambda m: re.sub("['’]", "", m.group()), text)
+    text = _INDIAN_GROUPED.sub(lambda m: m.group().replace(",", ""), text)
     text = _written_out(text)
     if decimal_comma(text) or dot_thousands(text):
         dots_settled = dots_group_thousands(text)

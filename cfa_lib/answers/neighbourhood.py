@@ -44,7 +44,8 @@ _LEXICON_OTHER = frozenset("""
     cevap sonuç yaklaşık olarak
     ответ результат составляет равна равен около примерно
     final finale endgültige zum une un una uno uma um d'environ d’environ environ sera será
-    dólares dollari reais
+    dólares dollari reais euros libras livres sterline евро долларов доллара фунтов
+    par pro
     en el no na ao
     augmenter augmente augmentation hausse steigt anstieg aumento aumenta aumentar aumentare rialzo artış рост
     mois mês mes monat mese ay месяц an année ano año jahr anno yıl год
@@ -59,11 +60,11 @@ _LEXICON = _LEXICON_ENGLISH | _LEXICON_OTHER
 # words the lexicon knows only in other languages (not also English words: 'die', 'do', 'no'): a line holding one
 # is not English prose
 _FOREIGN = frozenset(w for w in _LEXICON_OTHER if w.isascii()) - _LEXICON_ENGLISH - frozenset(
-    "also an ay die do lo mes no son un".split())
+    "also an ay die do lo mes no son un par pro".split())
 # CJK has no spaces: a run of CJK characters is known when its end next to the value is one of these
 _CJK_KNOWN = tuple("""
     答案 答え 结果 結果 约为 约合 大约 约 約 为 為 是 は で です 대략 약 답 답변
-    미국 日元 美元 元 円 ドル 달러 원 万 億 亿 百万 ポイント""".split())
+    미국 日元 美元 欧元 英镑 元 円 ドル ユーロ ポンド 달러 유로 파운드 엔 원 万 億 亿 百万 ポイント""".split())
 
 
 def unknown_word(region: str, start: int, end: int, question: str = "") -> str:

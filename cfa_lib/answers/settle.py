@@ -259,8 +259,10 @@ def key_stated_elsewhere(body: str, stem: str, reading: Reading, on_key: Match, 
     return ""
 
 
-# what takes back a FINAL ANSWER line after it (a step or a check after the line does not)
-_TAKES_BACK = re.compile(r"(?i)\b(?:correction|oops|I\s+mean|should\s+(?:be|read|have\s+been)|on\s+second\s+thought|"
+# what takes back a FINAL ANSWER line after it (a step or a check after the line does not; 'should be' only before a
+# value: not 'the project should be accepted')
+_TAKES_BACK = re.compile(r"(?i)\b(?:correction|oops|I\s+mean|on\s+second\s+thought|"
+                         r"should\s+(?:be|read|have\s+been)(?=\s*[:=]?\s*(?:about\s+)?[-−+$€£¥]?\s?\d)|"
                          r"I\s+made\s+an?\s+(?:error|mistake)|scratch\s+that|let\s+me\s+(?:redo|correct|fix))\b|"
                          r"\bwait\b[,:;!.—–-]*\s*(?:no\b|that['’]?s\s+(?:wrong|not\s+right)|that\s+is\s+wrong)")
 

@@ -120,9 +120,16 @@ def _answer_value(value: Any) -> Any:
 
 def answer_fields(reply: dict[str, Any]) -> list[tuple[str, Any]]:
     """The (name, value) pairs of a JSON reply's answer fields (`ANSWER_FIELDS`), at its top level or one
-    level down ('{"result": {"answer": ...}}'); an answer field holding a value field gives that value."""
-    found = [(name, held) for name, value in reply.items() if name.lower() in ANSWER_FIELDS
-             and not isinstance(held := _answer_value(value), dict)]
+    level down ('{"result": {"answer": ...}}'); an answer field holding a value field gives that value, one naming
+    another field gives that field ('{"pv_ordinary": 10038.26, "pv_due": 10540.17, "answer": "pv_due"}')."""
+    found = []
+    for name, value in reply.items():
+        if name.lower() not in ANSWER_FIELDS:
+            continue
+        if isinstance(value, str) and value in reply and value != name:
+            name, value = value, reply[value]
+        if not isinstance(held := _answer_value(value), dict):
+            found.append((name, held))
     for value in reply.values():
         if isinstance(value, dict) and not found:
             found = answer_fields(value)
