@@ -78,6 +78,9 @@ def test_open_forms(corpus, row_id, verdict, value):
     (17, "U-open-128", 63.1),  # 'FINAL ANSWER: 63.10%' then '... the project should be accepted.': no retraction
     (17, "U-open-099", 68_750),  # 'Réponse : 68 750 $ par an'
     (17, "U-open-104", 806_000),  # '정답: 약 80.6만 유로'
+    (15, "S-open-045", 40_368),  # '| **Result** | **$40,368** |' above '| Periods used | 4 |'
+    (16, "T-open-040", 48.96),  # '| **Result: V₀ = D₁/(r−g)** | **$48.96** |' above two sensitivity rows
+    (15, "S-open-060", 243.91),  # '**Result: $243.91**' then 'Sensitivity: if ... $219.52; 1% lower → $273.18.'
 ])
 def test_forms_decided_that_went_to_the_judge(corpus, row_id, value):
     """Deferred before (a cost, not a defect): each is now decided as its writer labelled it."""

@@ -203,7 +203,7 @@ _ANSWER_MARKER = re.compile(
 _NOTE_MARK = r"[¹²³⁴⁵⁶⁷⁸⁹†‡]|\[\d+\]"  # a footnote's marker
 # a footnote or a check: every part of its sentence is the note's ('Check: ...; there are 4 quarters and p = 0.94.')
 _FOOTNOTE = re.compile(
-    rf"(?i)^[\s>*#\-•]*(?:{_NOTE_MARK}|(?:check|checking|verification|sanity\s+check|note|nb)\s*:)")
+    rf"(?i)^[\s>*#\-•]*(?:{_NOTE_MARK}|(?:check|checking|verification|sanity\s+check|note|nb|sensitivity|scenario)\s*:)")
 _NOTE_SENTENCE = re.compile(
     r"(?i)^[\s>*#\-•]*(?:(?:sensitivity|scenario|aside|for\s+context|bonus)\s*:\s*)?"  # 'Sensitivity: if ...'
     rf"(?:\(|{_NOTE_MARK}|note\b|nb\b|check\b|checking\b|verification\b|verify\b|sanity\b|assum|if\b|"
@@ -234,6 +234,11 @@ def read_body(body: str, stem: str = "", line: bool = False) -> Reading | None:
         reading = _best_in(content, at=at, explicit=True)
         if reading is not None:
             return reading
+    rows = [m for m in _RESULT_ROW.finditer(body)]
+    if len(rows) == 1:  # '| **Result** | **$40,368** |' above rows of checks, periods and sensitivities
+        reading = _best_in(rows[0].group("cells"), at=rows[0].start("cells"), explicit=True, stem=stem)
+        if reading is not None:
+            return reading
     markers = [m for m in _ANSWER_MARKER.finditer(body) if not _HYPOTHETICAL.search(_line_before(body, m.start()))
                and not in_parentheses(body, m.start())]
     if markers:
@@ -246,6 +251,8 @@ def read_body(body: str, stem: str = "", line: bool = False) -> Reading | None:
     return _concluding_number(body, stem, semicolons=not line)
 
 
+# a table row labelled as the result: '| **Result** | **$40,368** |', '| **Result: V₀ = D₁/(r−g)** | **$48.96** |'
+_RESULT_ROW = re.compile(r"(?im)^[ \t]*\|[ \t*_]*(?:final[ \t]+)?(?:answer|result)\b[^|\n]*\|(?P<cells>[^\n]*)$")
 _HYPOTHETICAL = re.compile(r"(?i)\b(?:if|note|otherwise|alternatively|assuming|would|could|suppose)\b")
 
 
