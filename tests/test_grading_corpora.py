@@ -22,7 +22,7 @@ RECORDED = {
     "grading_corpus_kept_out_5": (1, 236, 251),
     "grading_corpus_kept_out_6": (3, 275, 297),
     "grading_corpus_kept_out_7": (1, 270, 292),
-    "grading_corpus_kept_out_8": (5, 281, 302),
+    "grading_corpus_kept_out_8": (2, 281, 302),
     "grading_corpus_kept_out_9": (5, 276, 303),
     "grading_corpus_kept_out_10": (4, 285, 309),
     "grading_corpus_kept_out_11": (0, 240, 263),

@@ -88,3 +88,19 @@ def test_forms_decided_that_went_to_the_judge(corpus, row_id, value):
     grade = grade_open_answer(question, row["response"], row["finish_reason"])
     assert grade.verdict == row["expected_verdict"] == "correct", (grade, row["note"])
     assert math.isclose(grade.value.value, value, rel_tol=1e-6), grade
+
+
+@pytest.mark.parametrize(("row_id", "kind", "verdict", "answer"), [
+    ("L-open-193", "open", "correct", 106_000_000),  # a table headed '($ in thousands)': '**106,000**' is $106 million
+    ("L-mcq-086", "mcq", "correct", "A"),  # {"choice": "Carrying value.", ...}: the option's text as the choice
+    ("L-mcq-091", "mcq", "correct", "A"),  # 'Answer: B. Wait — no. ... Investment property is held to earn rent ... A.'
+])
+def test_kept_out_8_misses(row_id, kind, verdict, answer):
+    """Wrong decisions kept-out corpus 8 had kept since its scoring, in sample."""
+    question, row = corpus_row(row_id, "grading_corpus_kept_out_8")
+    if kind == "open":
+        grade = grade_open_answer(question, row["response"], row["finish_reason"])
+        assert grade.verdict == verdict and math.isclose(grade.value.value, answer, rel_tol=1e-6), grade
+    else:
+        grade = grade_choice(question, row["response"], row["finish_reason"])
+        assert (grade.verdict, grade.letter) == (verdict, answer), grade

@@ -239,8 +239,11 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     block = data_block(body)
     if block is not None:
         reply, prose = block
-        named = {v.strip().strip("()").upper() for v in letter_fields(reply)}
-        named = {v for v in named if len(v) == 1 and v in letters}
+        values = letter_fields(reply)
+        named = {v.strip().strip("()").upper() for v in values}
+        named = {v for v in named if len(v) == 1 and v in letters} or {  # '{"choice": "Carrying value."}'
+            letter.upper() for letter, text in (options or {}).items() for v in values
+            if letter.upper() in letters and _plain(v) == _plain(text)}
         if not prose.strip():
             return ChoiceReading(named.pop()) if len(named) == 1 else ChoiceReading(
                 None, "" if not named else "the JSON reply names two letters")
@@ -261,6 +264,11 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
         if corrected:
             start, end = end + corrected.start("letter"), end + corrected.end("letter")
             return ChoiceReading(_one_letter(body, start, end, corrected.group("letter"), letters))
+        # 'Answer: B. Wait — no. Property held for resale ... is inventory. ... It's A.': taken back after the line
+        retracted = re.match(r"[)\]*.]*\s*(?i:wait|actually|no|sorry|correction)\b", body[end:])
+        later = _stated_choice(body[end:], letters, None).letter if retracted else None
+        if later is not None and later != last.group("letter").upper():
+            return ChoiceReading(later)
         return ChoiceReading(_one_letter(body, start, end, last.group("letter"), letters))
     if re.search(rf"(?:(?i:\bso|\bthen|\bthus|\bhence|\banswer\b)[:\s]*|,)\s*\(?[{letters}]\)?\s+or\s+\(?[{letters}]\)?"
                  r"[\s.!?*]*\Z", body):
@@ -319,6 +327,10 @@ def _letters_named_alone(body: str, letters: str) -> str:
 
 
 _NOT_BEFORE = re.compile(r"(?i)\bnot\b[^,;.:!?\n]*$")
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
 
 
 def _eliminations(body: str, letters: str) -> list[tuple[int, int, str]]:

@@ -44,10 +44,13 @@ def par_basis(reading: Reading, question: Question, value: Number) -> Number | s
     return Number(value.value * wanted / given, value.unit) if given else value
 
 
-# 'All figures in $000s.', 'amounts are in millions': the response's own scale for the bare numbers it writes
+# 'All figures in $000s.', 'amounts are in millions', a table's header cell '($ in thousands)', '$000s', '€ million':
+# the response's own scale for the bare numbers it writes
 _RESPONSE_SCALE = re.compile(
-    rf"(?i)\b(?:all\s+)?(?:figures|amounts|numbers|values)\s+(?:are\s+)?(?:shown\s+|expressed\s+|stated\s+)?in\s+"
-    rf"{SCALE_NOTE}")
+    rf"(?im)\b(?:all\s+)?(?:figures|amounts|numbers|values)\s+(?:are\s+)?(?:shown\s+|expressed\s+|stated\s+)?in\s+"
+    rf"{SCALE_NOTE}"
+    r"|^[ \t]*\|(?:[^|\n]*\|)*?[ \t]*\(?[ \t]*(?:[$€£¥][ \t]*)?(?:in[ \t]+)?"
+    r"(?:thousands?|millions?|billions?|['’]?000s?)[ \t]*\)?[ \t]*\|")
 
 
 def in_response_scale(reading: Reading, body: str, question: Question) -> Reading:
