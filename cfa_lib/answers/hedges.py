@@ -84,11 +84,15 @@ _ENUMERATION = re.compile(r"\b\d+(?:,\s+\d+)+,?\s+(?:or|and)\s+\d+\b")  # "1, 2 
 _ROUNDING_AFTER = re.compile(r"(?i)[^.;]{0,25}?\b(?:given|due\s+to|because\s+of|allowing\s+for|from)\s+rounding\b")
 
 
+# 'the Year 1–3 cash flows', 'years 17–20', 't = 1-4': a span of periods, not a range of answers
+_SPAN_OF_PERIODS = re.compile(r"(?i)\b(?:years?|yrs?|periods?|months?|quarters?|t\s*=)\s*\d+\s*[–-]\s*\d+")
+
+
 def is_hedge(text: str, stem: str = "") -> bool:
     """Two values offered without a choice, a range, or an explicit 'it depends' (on the text from the
     committed value on, or a FINAL ANSWER line); sentences that open as asides ("By symmetry, ... between 5%
     and 11%") and lists of three or more outcomes ("X can be 1, 2 or 3") do not count."""
-    parts = [_ENUMERATION.sub(" ", s) for s in sentences(text) if not is_aside_start(s)]
+    parts = [_ENUMERATION.sub(" ", _SPAN_OF_PERIODS.sub(" ", s)) for s in sentences(text) if not is_aside_start(s)]
     return any(not from_stem(s, m.start(), m.end(), stem) and not _ROUNDING_AFTER.match(s, m.end())
                for s in parts for m in _HEDGE.finditer(s)) or any(
         _two_values(s, stem) for s in parts) or bool(UNDECIDED.search(text))

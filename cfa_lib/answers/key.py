@@ -140,6 +140,18 @@ class NumericKey:
         """The value against this key's acceptance window (`grade_number`: its distractors, its own rounding)."""
         return grade_number(value, self.gold, list(self.distractors.values()), rel_tol=tolerance, step=self.step)
 
+    def rounds_at_its_zeros(self, value: Number, tolerance: float) -> bool:
+        """The key is a whole amount ending in zeros ('£700.'), the value is outside its window but rounds to it at
+        those zeros and is nearer it than any other option ('£722.21' against £100, £600, £700): the key may be
+        exact or rounded to hundreds; graders differ."""
+        g = self.gold.value
+        if self.gold.unit == PERCENT or abs(g) < 100 or g != int(g) or self.window(value, tolerance).match:
+            return False
+        zeros = len(str(int(abs(g)))) - len(str(int(abs(g))).rstrip("0"))
+        step = 10.0 ** min(zeros, len(str(int(abs(g)))) - 1)
+        return step > 1 and grade_number(value, self.gold, list(self.distractors.values()), rel_tol=tolerance,
+                                         step=step).match
+
     def on_rounding_edge(self, value: Number, tolerance: float) -> bool:
         """The value lies exactly half the coarse key's last digit from it, nearer the key than any other option
         ('0.225' against '0.23.'): it rounds to the key half-up and away from it half-to-even; graders differ."""

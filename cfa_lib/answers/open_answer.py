@@ -346,6 +346,9 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     if key.on_rounding_edge(value, tolerance):
         return OpenGrade("judge", shown, f"{shown} is exactly on the edge of the key's rounding: half-up it is the "
                          "key, half-to-even it is not", source)
+    if key.rounds_at_its_zeros(value, tolerance):
+        return OpenGrade("judge", shown, f"{shown} rounds to the key at the key's trailing zeros, which may be exact "
+                         "or rounded", source)
     if grade.match and direction == "opposite":
         return OpenGrade("incorrect", shown, f"{grade.reason}, but its direction word contradicts the key's "
                          f"({question.correct_text.strip()})", source)

@@ -15,17 +15,21 @@ from cfa_lib.answers.numbers import PERCENT, Number
 from cfa_lib.answers.question_unit import SCALE_WORDS, SCALED_TOKEN, stem_unit
 from cfa_lib.data import Question
 
-MONTHS_IN = {"month": 1, "quarter": 3, "year": 12}  # a count of periods the question asks in one of these
+# a count of periods the question asks in one of these, and the units an answer may count in
+MONTHS_IN = {"month": 1, "quarter": 3, "year": 12}
+_WRITTEN_IN = MONTHS_IN | {"day": 12 / 365, "week": 12 / 52}  # '16,105 days' is 529.5 months
 
 
 def in_asked_time_unit(reading: Reading, question: Question, value: Number) -> Number:
-    """A count of periods in the unit the question asks: '50.87 years' is 610.4 months when months are asked."""
+    """A count of periods in the unit the question asks: '50.87 years' is 610.4 months when months are asked, '16,105
+    days' is 529.5 months."""
     asked = asked_quantity(question.stem)
     wanted = asked.head.rstrip("s") if asked is not None and asked.counted else ""
-    written = re.match(r"\s*(months?|quarters?|years?)\b", reading.region[reading.found.end :], re.IGNORECASE)
+    written = re.match(r"\s*(months?|quarters?|years?|days?|weeks?)\b", reading.region[reading.found.end :],
+                       re.IGNORECASE)
     if value.unit is not None or wanted not in MONTHS_IN or written is None:
         return value
-    return Number(value.value * MONTHS_IN[written.group(1).lower().rstrip("s")] / MONTHS_IN[wanted])
+    return Number(value.value * _WRITTEN_IN[written.group(1).lower().rstrip("s")] / MONTHS_IN[wanted])
 
 
 _PER_PAR = r"(?i:\bper\s+[$€£¥]?\s?(?P<n>\d{1,3}(?:,\d{3})*|\d+)\s+(?:of\s+)?(?:par|face|nominal|bond))"
