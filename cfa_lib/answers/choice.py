@@ -227,9 +227,10 @@ def extract_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
 
 def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
                 options: Mapping[str, str] | None = None) -> ChoiceReading:
-    """`extract_choice` with the reason when no letter can be told: a JSON reply's answer field, the answer
-    line, the statements by tier, a label line; then, with `options`, the option whose value or words the
-    concluding statement gives (two such options: doubt)."""
+    """`extract_choice` with the reason when no letter can be told: a JSON or YAML reply's letter field, the answer
+    line (and what takes it back), the statements by tier, a marked table row, a label line; then, with `options`,
+    the option whose value or words the concluding statement gives (two such options: doubt). A letter the response
+    says it is unsure of is the judge's."""
     letters = "".join(sorted({c.strip().upper() for c in choices if c.strip()}))
     if not letters or not all(c.isalpha() and len(c) == 1 for c in letters):
         raise ValueError(f"choices={choices!r} must be single letters such as 'ABC'")

@@ -11,7 +11,8 @@ judge (a deferral costs a judge call, a wrong verdict costs the study). The orde
    argument, "P(X = 3, 4 or 5) = ...", are not one), a closing "if ..., it is X" after a different stated value;
 3. judge: the question has no numeric key (words, comparisons, label numbers, a number shared with a
    distractor), the response commits to words only, or `settle` cannot point at one committed value
-   (two values stated for the asked quantity, a last value that comments on a different earlier one);
+   (two values stated for the asked quantity, a last value that comments on a different earlier one); the
+   response doubts its own answer ('not sure', 'hard to say') or puts its other values down to rounding;
 4. correct / incorrect: the committed number against the acceptance window (`key.grade_number`); a
    matching number with the opposite direction word (sell against the key's buy, a gain where the stem
    asks for the loss) is incorrect, one naming both directions goes to the judge.
@@ -23,11 +24,10 @@ decides on"); anything outside it, or a second candidate it cannot rule out, goe
   thousands (28,79; 40.082,64; 16 215,64) in a text that writes no decimal point, an unambiguous decimal
   comma anywhere (28,79 %), dot thousands in a text that writes '1.000.000' (or a round '518.000' among other dot
   groups) and no decimal point, space thousands ('1 001' once another number is so grouped), full-width digits,
-  apostrophe
-  thousands (7'220.39), scientific notation (2.8785E-01, 1.2 × 10², 6.6 × 10^{-3}), 万, 億/亿 and their sums
-  (1億6,990万); '1,234' in a text that writes decimal commas, '900.000' in a text that writes no other decimal
-  point, a CJK numeral read only in part (1億6千万) and the text's only comma group when it is the key only with a
-  decimal comma ('70,906' against 70.906) are ambiguous and deferred;
+  apostrophe thousands (7'220.39), Indian lakh groups (13,03,433), scientific notation (2.8785E-01, 1.2 × 10²,
+  6.6 × 10^{-3}), 万, 億/亿 and their sums (1億6,990万); '1,234' in a text that writes decimal commas, '900.000' in a
+  text that writes no other decimal point, a CJK numeral read only in part (1億6千万) and the text's only comma
+  group when it is the key only with a decimal comma ('70,906' against 70.906) are ambiguous and deferred;
 * sign: '-', U+2011/2012/2013/2212 minus signs, accounting parentheses, sign words (in English, French,
   German, Spanish, Portuguese, Italian, Russian, Turkish, Chinese, Japanese, Korean) before or after it;
 * unit and scale: %, also before the number (%3,49), bps (and their translations), a currency, a scale word or
@@ -43,7 +43,9 @@ decides on"); anything outside it, or a second candidate it cannot rule out, goe
   a remark: `settle.key_stated_elsewhere`);
 * the key: its number, matched within min(2 %, half the gap to the nearest option), or within its own
   rounding when written coarser than that ('€6', '0.0') and nearer to it than to any other option; a bare number
-  that falls on two options as a fraction and as percentage points ('0.30' against 0 %, 30 %, 70 %) is deferred.
+  that falls on two options as a fraction and as percentage points ('0.30' against 0 %, 30 %, 70 %), a value
+  exactly on the edge of a coarse key's rounding ('0.225' against '0.23'), and one that rounds to a whole key at its
+  trailing zeros ('£722.21' against '£700') are deferred.
 
 The `FINAL ANSWER:` line, when present, is the answer (`answer_source="final_line"`); otherwise the
 heuristic reader of `final_number` proposes the committed conclusion and `settle` checks it against the
