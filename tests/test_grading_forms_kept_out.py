@@ -1,4 +1,4 @@
-"""Issue #31: the forms kept-out corpora 14 to 18 found, each after that corpus's one out-of-sample scoring.
+"""Issue #31: the forms kept-out corpora 14 to 19 found, each after that corpus's one out-of-sample scoring.
 
 Every case is a row of the corpus as its blind writer wrote and labelled it; each failed before the change (a
 confident verdict other than the label). Where the reader now defers to the judge instead of deciding, the test
@@ -62,6 +62,10 @@ def test_letter_forms(corpus, row_id, verdict, letter):
     (18, "V-open-127", "judge", None),  # '$11.62. Actually, hmm, maybe it's $12.83. Or was the first right?'
     (18, "V-open-164", "no_answer", None),  # 'FINAL ANSWER: €122,222 (or €49,744 if the payments are made in arrears)'
     (18, "V-open-166", "judge", None),  # '= PMT × [1 − (1 + r)^−5]/r × (1 + r), ... a little under two thousand euros'
+    (19, "W-open-032", "correct", 108_000_000),  # a table headed '| Item | Amount ($ 000s) |': '| Result | 108,000 |'
+    (19, "W-open-051", "incorrect", 8.38),  # '| Base case (answer) | 8.38% |' above '| Alternative method | 8.18% |'
+    (19, "W-open-069", "no_answer", None),  # '5.76% under a 360-day convention, 5.84% under a 365-day convention.'
+    (19, "W-open-078", "correct", 0.65),  # 'Either 0.65 or 0.40; if forced to choose, 0.65.'
 
 ])
 def test_open_forms(corpus, row_id, verdict, value):

@@ -198,6 +198,9 @@ _ANSWER_MARKER = re.compile(
     r"(?im)(?:\bfinal\s+(?:answer|result)\b\s*(?:\([^)\n]{0,40}\))?(?:\s*(?:is\b|:|=|[-–—]+)|[ \t]*$)"
     r"|\b(?:short\s+|direct\s+)?answer\b\s*(?:\([^)\n]{0,40}\))?\s*(?::|=|is\b|[-–—]+(?![\d.]))"
     r"|答案\s*(?:是|为|[:：])"
+    # 'Either 0.65 or 0.40; if forced to choose, 0.65.'
+    r"|\bif\s+(?:I['’]?m\s+|I\s+am\s+)?(?:forced|made|pushed)\s+to\s+(?:choose|pick)(?:\s+one)?\s*[,:]"
+    r"|\bif\s+I\s+(?:had|have|must)\s+to\s+(?:choose|pick)(?:\s+one)?\s*[,:]"
     r"|^[ \t#>*_]*(?:answer|result|conclusion)[ \t*_]*:?[ \t*_]*$)"  # a heading: "### Result", "**Answer**"
 )
 _NOTE_MARK = r"[¹²³⁴⁵⁶⁷⁸⁹†‡]|\[\d+\]"  # a footnote's marker
@@ -251,8 +254,10 @@ def read_body(body: str, stem: str = "", line: bool = False) -> Reading | None:
     return _concluding_number(body, stem, semicolons=not line)
 
 
-# a table row labelled as the result: '| **Result** | **$40,368** |', '| **Result: V₀ = D₁/(r−g)** | **$48.96** |'
-_RESULT_ROW = re.compile(r"(?im)^[ \t]*\|[ \t*_]*(?:final[ \t]+)?(?:answer|result)\b[^|\n]*\|(?P<cells>[^\n]*)$")
+# a table row labelled as the result: '| **Result** | **$40,368** |', '| **Result: V₀ = D₁/(r−g)** | **$48.96** |',
+# '| Base case (answer) | 8.38% |'
+_RESULT_ROW = re.compile(r"(?im)^[ \t]*\|(?:[ \t*_]*(?:final[ \t]+)?(?:answer|result)\b|[^|\n]*\((?:the[ \t]+)?"
+                         r"(?:answer|result)\))[^|\n]*\|(?P<cells>[^\n]*)$")
 _HYPOTHETICAL = re.compile(r"(?i)\b(?:if|note|otherwise|alternatively|assuming|would|could|suppose)\b")
 
 

@@ -15,6 +15,8 @@ _NUM = r"[-+]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?"
 _UNIT = r"(?:\s?(?:%|bps|basis\s+points|million|mn|m|k|billion|bn|percent|per\s+cent))?"
 _LABEL = r"(?=[^()]*[A-Za-z]{3})[^()]{1,40}"  # '(quarterly)', '(365-day basis)'
 _PER = r"(?:\s+(?:per|a|an|each|every)\s+\w+)?"  # '£3,683.30 per month'
+_UNDER = (r"(?:on|under|with|using|in|for)\s+(?:(?:a|an|the)\s+)?[\w\s()-]{0,30}?\b(?:basis|year|convention|method|"
+          r"approach|assumption|reading|compounding)\b")  # 'under a 360-day convention'
 _HEDGE = re.compile(
     rf"(?i)\beither\b(?:[^.\n]|\.\d){{0,160}}?\bor\b"  # either X or Y ("either about −39.1% (if ...) or ...")
     rf"|\b(?:about|around|roughly|approximately)\s+{_NUM}{_UNIT}\s+to\s+{_NUM}"  # "about +1.97% to +1.99%"
@@ -38,6 +40,8 @@ _HEDGE = re.compile(
     rf"|{_NUM}{_UNIT}\s+(?:on|under|with|using|in|for)\s+(?:(?:a|an|the)\s+)?[\w\s()-]{{0,30}}?\b(?:basis|year|"
     rf"convention|method|approach|assumption|reading|compounding)\b[^.;]{{0,40}}?,?\s+or\s+"
     rf"(?:about\s+|approximately\s+|roughly\s+)?{_NUM}"
+    # "5.76% under a 360-day convention, 5.84% under a 365-day convention": each value under its own convention
+    rf"|{_NUM}{_UNIT}\s+{_UNDER}[^.;]{{0,40}}?[,;]\s*(?:and\s+|but\s+|while\s+)?{_NUM}{_UNIT}\s+{_UNDER}"
     # "$113,733 (quarterly) or $113,330 (semiannual)": two values, each labelled with its own reading
     rf"|{_NUM}{_UNIT}\s*\({_LABEL}\)\s*(?:,?\s*or\s+|/\s*|;\s*)(?:about\s+|approximately\s+|roughly\s+)?"
     rf"{_NUM}{_UNIT}\s*\({_LABEL}\)"

@@ -53,7 +53,7 @@ def par_basis(reading: Reading, question: Question, value: Number) -> Number | s
 _RESPONSE_SCALE = re.compile(
     rf"(?im)\b(?:all\s+)?(?:figures|amounts|numbers|values)\s+(?:are\s+)?(?:shown\s+|expressed\s+|stated\s+)?in\s+"
     rf"{SCALE_NOTE}"
-    r"|^[ \t]*\|(?:[^|\n]*\|)*?[ \t]*\(?[ \t]*(?:[$€£¥][ \t]*)?(?:in[ \t]+)?"
+    r"|^[ \t]*\|(?:[^|\n]*\|)*?(?:[ \t]*|[^|\n(]*\()[ \t]*(?:[$€£¥][ \t]*)?(?:in[ \t]+)?"  # 'Amount ($ 000s)'
     r"(?:thousands?|millions?|billions?|['’]?000s?)[ \t]*\)?[ \t]*\|")
 
 
