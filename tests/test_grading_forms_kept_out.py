@@ -85,6 +85,8 @@ def test_open_forms(corpus, row_id, verdict, value):
     (15, "S-open-045", 40_368),  # '| **Result** | **$40,368** |' above '| Periods used | 4 |'
     (16, "T-open-040", 48.96),  # '| **Result: V₀ = D₁/(r−g)** | **$48.96** |' above two sensitivity rows
     (15, "S-open-060", 243.91),  # '**Result: $243.91**' then 'Sensitivity: if ... $219.52; 1% lower → $273.18.'
+    (19, "W-open-052", 68_000_000),  # '```json {"value": 68.0, "unit": "¥ millions"} ```'
+    (19, "W-open-060", 15.1),  # '**$15.10**' then 'Explanation: ... at t = 2. Intermediate figures: 12.08, ...'
 ])
 def test_forms_decided_that_went_to_the_judge(corpus, row_id, value):
     """Deferred before (a cost, not a defect): each is now decided as its writer labelled it."""

@@ -204,9 +204,11 @@ _ANSWER_MARKER = re.compile(
     r"|^[ \t#>*_]*(?:answer|result|conclusion)[ \t*_]*:?[ \t*_]*$)"  # a heading: "### Result", "**Answer**"
 )
 _NOTE_MARK = r"[¹²³⁴⁵⁶⁷⁸⁹†‡]|\[\d+\]"  # a footnote's marker
-# a footnote or a check: every part of its sentence is the note's ('Check: ...; there are 4 quarters and p = 0.94.')
+# a footnote, a check, an explanation under the answer: every part of its sentence is the note's ('Check: ...; there
+# are 4 quarters and p = 0.94.', 'Explanation: ... terminal value at t = 2.', 'Intermediate figures: 12.08, 18.88.')
 _FOOTNOTE = re.compile(
-    rf"(?i)^[\s>*#\-•]*(?:{_NOTE_MARK}|(?:check|checking|verification|sanity\s+check|note|nb|sensitivity|scenario)\s*:)")
+    rf"(?i)^[\s>*#\-•]*(?:{_NOTE_MARK}|(?:check|checking|verification|sanity\s+check|note|nb|sensitivity|scenario"
+    r"|intermediate\s+(?:figures|values|results|steps)|explanation)\s*:)")
 _NOTE_SENTENCE = re.compile(
     r"(?i)^[\s>*#\-•]*(?:(?:sensitivity|scenario|aside|for\s+context|bonus)\s*:\s*)?"  # 'Sensitivity: if ...'
     rf"(?:\(|{_NOTE_MARK}|note\b|nb\b|check\b|checking\b|verification\b|verify\b|sanity\b|assum|if\b|"

@@ -130,6 +130,8 @@ def answer_fields(reply: dict[str, Any]) -> list[tuple[str, Any]]:
             name, value = value, reply[value]
         if not isinstance(held := _answer_value(value), dict):
             found.append((name, held))
+    if not found and not isinstance(held := _answer_value(reply), dict):  # '{"value": 68.0, "unit": "¥ millions"}'
+        found = [("value", held)]
     for value in reply.values():
         if isinstance(value, dict) and not found:
             found = answer_fields(value)
