@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/grading.py [CORPUS_DIR ...]
     (default: every tests/grading_corpus* folder: the first corpus, _commitment, _blind, _fresh, _kept_out,
-    _kept_out_2 to _kept_out_19 and _fresh_2)
+    _kept_out_2 to _kept_out_20 and _fresh_2)
 
 Each corpus directory holds `open.jsonl` and/or `mcq.jsonl` in the format of tests/grading_corpus/README.md
 (`question_id`, `class`, `response`, `finish_reason`, `expected_verdict`, and `expected_value` or
@@ -46,7 +46,7 @@ DEFAULT_CORPORA = [ROOT / "tests" / name for name in
                     "grading_corpus_kept_out_13", "grading_corpus_kept_out_14",
                     "grading_corpus_kept_out_15", "grading_corpus_kept_out_16",
                     "grading_corpus_kept_out_17", "grading_corpus_kept_out_18",
-                    "grading_corpus_kept_out_19")]
+                    "grading_corpus_kept_out_19", "grading_corpus_kept_out_20")]
 PRECISION_GOAL, COVERAGE_GOAL = 0.99, 0.90
 
 

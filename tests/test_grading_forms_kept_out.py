@@ -1,4 +1,4 @@
-"""Issue #31: the forms kept-out corpora 14 to 19 found, each after that corpus's one out-of-sample scoring.
+"""Issue #31: the forms kept-out corpora 14 to 20 found, each after that corpus's one out-of-sample scoring.
 
 Every case is a row of the corpus as its blind writer wrote and labelled it; each failed before the change (a
 confident verdict other than the label). Where the reader now defers to the judge instead of deciding, the test
@@ -66,6 +66,12 @@ def test_letter_forms(corpus, row_id, verdict, letter):
     (19, "W-open-051", "incorrect", 8.38),  # '| Base case (answer) | 8.38% |' above '| Alternative method | 8.18% |'
     (19, "W-open-069", "no_answer", None),  # '5.76% under a 360-day convention, 5.84% under a 365-day convention.'
     (19, "W-open-078", "correct", 0.65),  # 'Either 0.65 or 0.40; if forced to choose, 0.65.'
+    (20, "X-open-037", "correct", 58.97),  # 'Per 1,000 of par the price is 589.7', asked per 100 of par
+    (20, "X-open-048", "correct", 0.64),  # 'Answer: {"value": 64.0, "unit": "bps"}' against '64 bps'
+    (20, "X-open-050", "judge", None),  # '<answer>$416,002</answer> <note>$277,778 if rounded ...</note>'
+    (20, "X-open-090", "correct", -21.5),  # 'the answer is 21.5% (a decline)' against −21.5%
+    (20, "X-open-126", "incorrect", 270),  # 'Answer: $210.00 … Edit: …, so the answer changes to $270.00.'
+    (20, "X-open-143", "correct", 5.0),  # 'FINAL ANSWER: 5.00%' as the last words of a reply cut for length
 
 ])
 def test_open_forms(corpus, row_id, verdict, value):

@@ -226,7 +226,8 @@ _SIGN_BEFORE = re.compile(
 )
 
 
-_SIGN_AFTER = re.compile(r"(?i)^\s*(?:decrease|decline|drop|fall|loss|reduction)\b")
+# '3.49 % decline', '21.5% (a decline)'
+_SIGN_AFTER = re.compile(r"(?i)^\s*\(?\s*(?:an?\s+)?(?:decrease|decline|drop|fall|loss|reduction)\b")
 
 
 def apply_sign_words(region: str, found: Found) -> Number:

@@ -181,6 +181,9 @@ def _open_key(stem: str, choices: tuple[tuple[str, str], ...], answer: str) -> N
     )
 
 
+_ENDS_ON_UNIT = re.compile(r"\d\s*(?:%|bps|basis\s+points|million|billion|thousand|years?|months?)\s*[.*_]*\s*$", re.I)
+
+
 def grade_open_answer(question: Question, response: str | None, finish_reason: str | None = None,
                       tolerance: float = 0.02) -> OpenGrade:
     """Grade one open-ended response against the question's key (see the module docstring for the order)."""
@@ -195,7 +198,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     final = None if line is None else without_remarks(line)
     if finish_reason == "length" and final is None:
         return OpenGrade("truncated", None, "cut by the token limit before a FINAL ANSWER line")
-    if finish_reason == "length" and body.rstrip().endswith(final.rstrip()):  # 'FINAL ANSWER: 42' of 422.1
+    # 'FINAL ANSWER: 42' of 422.1 may be cut; 'FINAL ANSWER: 5.00%' ends on its unit, complete
+    if finish_reason == "length" and body.rstrip().endswith(final.rstrip()) and not _ENDS_ON_UNIT.search(final):
         return OpenGrade("truncated", None, "cut by the token limit on the FINAL ANSWER line: the value may be cut")
     if not body.strip():
         return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")

@@ -58,7 +58,7 @@ def json_reply(body: str) -> dict[str, Any] | None:
 
 def data_block(body: str) -> tuple[dict[str, Any], str] | None:
     """The one data block of a body (JSON object or fenced YAML mapping) and the prose around it."""
-    whole = _FENCED_JSON.fullmatch(body.strip())
+    whole = _FENCED_JSON.fullmatch(re.sub(r"^(?i:(?:final\s+)?answer)\s*[:：]\s*", "", body.strip()))  # 'Answer: {...}'
     if whole is not None:
         parsed = _json_object(whole.group("json"))
         return None if parsed is None else (parsed, "")

@@ -38,7 +38,8 @@ _PER_PAR = r"(?i:\bper\s+[$€£¥]?\s?(?P<n>\d{1,3}(?:,\d{3})*|\d+)\s+(?:of\s+)
 def par_basis(reading: Reading, question: Question, value: Number) -> Number | str:
     """The value on the question's par basis: '$1,072.15 per $1,000 par' is 107.215 per 100 of par; when the
     question states no basis, the reason the judge reads it."""
-    stated = re.match(rf"\s*{_PER_PAR}", reading.region[reading.found.end :])
+    stated = re.match(rf"\s*{_PER_PAR}", reading.region[reading.found.end :]) or re.search(
+        rf"{_PER_PAR}[^.;\d]*$", reading.region[: reading.found.start])  # 'Per 1,000 of par the price is 589.7'
     if stated is None:
         return value
     asked = re.search(_PER_PAR, question.stem)
