@@ -240,7 +240,7 @@ def read_body(body: str, stem: str = "", line: bool = False) -> Reading | None:
         reading = _best_in(content, at=at, explicit=True)
         if reading is not None:
             return reading
-    rows = [m for m in _RESULT_ROW.finditer(body)]
+    rows = list(_RESULT_ROW.finditer(body))
     if len(rows) == 1:  # '| **Result** | **$40,368** |' above rows of checks, periods and sensitivities
         reading = _best_in(rows[0].group("cells"), at=rows[0].start("cells"), explicit=True, stem=stem)
         if reading is not None:

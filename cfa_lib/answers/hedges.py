@@ -37,9 +37,7 @@ _HEDGE = re.compile(
     # "$69.33 under the first reading or $66.67 under the second"
     rf"|{_NUM}{_UNIT}\s+(?:under|with|on|using|in)\s+(?:the\s+)?(?:first|one|former)\b[^.;]{{0,60}}?\b(?:or|and)\s+{_NUM}"
     # "4.97% on a 365-day year, or 4.90% on a 360-day year", "2.75% on a 365-day basis, or about 2.71% if ..."
-    rf"|{_NUM}{_UNIT}\s+(?:on|under|with|using|in|for)\s+(?:(?:a|an|the)\s+)?[\w\s()-]{{0,30}}?\b(?:basis|year|"
-    rf"convention|method|approach|assumption|reading|compounding)\b[^.;]{{0,40}}?,?\s+or\s+"
-    rf"(?:about\s+|approximately\s+|roughly\s+)?{_NUM}"
+    rf"|{_NUM}{_UNIT}\s+{_UNDER}[^.;]{{0,40}}?,?\s+or\s+(?:about\s+|approximately\s+|roughly\s+)?{_NUM}"
     # "5.76% under a 360-day convention, 5.84% under a 365-day convention": each value under its own convention
     rf"|{_NUM}{_UNIT}\s+{_UNDER}[^.;]{{0,40}}?[,;]\s*(?:and\s+|but\s+|while\s+)?{_NUM}{_UNIT}\s+{_UNDER}"
     # "$113,733 (quarterly) or $113,330 (semiannual)": two values, each labelled with its own reading

@@ -136,9 +136,11 @@ class NumericKey:
     ratio: bool = False  # the options are ratios ("1 to 5."): an answer's "1 : 5" is one number
     step: float | None = None  # the key's rounding step on its scale: 0.1 for "0.0", 1e6 for "$2 million"
 
-    def window(self, value: Number, tolerance: float) -> NumericGrade:
-        """The value against this key's acceptance window (`grade_number`: its distractors, its own rounding)."""
-        return grade_number(value, self.gold, list(self.distractors.values()), rel_tol=tolerance, step=self.step)
+    def window(self, value: Number, tolerance: float, step: float | None = None) -> NumericGrade:
+        """The value against this key's acceptance window (`grade_number`: its distractors, its own rounding, or the
+        rounding `step` given)."""
+        return grade_number(value, self.gold, list(self.distractors.values()), rel_tol=tolerance,
+                            step=self.step if step is None else step)
 
     def rounds_at_its_zeros(self, value: Number, tolerance: float) -> bool:
         """The key is a whole amount ending in zeros ('£700.'), the value is outside its window but rounds to it at
@@ -147,16 +149,15 @@ class NumericKey:
         g = self.gold.value
         if self.gold.unit == PERCENT or abs(g) < 100 or g != int(g) or self.window(value, tolerance).match:
             return False
-        zeros = len(str(int(abs(g)))) - len(str(int(abs(g))).rstrip("0"))
-        step = 10.0 ** min(zeros, len(str(int(abs(g)))) - 1)
-        return step > 1 and grade_number(value, self.gold, list(self.distractors.values()), rel_tol=tolerance,
-                                         step=step).match
+        digits = str(int(abs(g)))
+        step = 10.0 ** min(len(digits) - len(digits.rstrip("0")), len(digits) - 1)
+        return step > 1 and self.window(value, tolerance, step).match
 
     def on_rounding_edge(self, value: Number, tolerance: float) -> bool:
         """The value lies exactly half the coarse key's last digit from it, nearer the key than any other option
         ('0.225' against '0.23.'): it rounds to the key half-up and away from it half-to-even; graders differ."""
-        return self.step is not None and not self.window(value, tolerance).match and grade_number(
-            value, self.gold, list(self.distractors.values()), rel_tol=tolerance, step=self.step * (1 + 1e-6)).match
+        return self.step is not None and not self.window(value, tolerance).match and \
+            self.window(value, tolerance, self.step * (1 + 1e-6)).match
 
 
 def numeric_key(choices: Mapping[str, str], answer: str, statements: bool = False) -> NumericKey | None:
