@@ -36,7 +36,6 @@ _EXCEEDS_BY = re.compile(r"(?i)\b(?:exceed\w*|outperform\w*|beat\w*)\b[^.;]{0,80
 _COMPARED_WITH = re.compile(
     r"(?i)\b(?:than|vs\.?|versus|above|below|beyond|differs?\s+from|compared\s+(?:with|to)"
     r"|(?:a\s+(?:little|bit)|just|slightly|somewhat|well)\s+(?:under|over))\s+"  # 'a little under two thousand euros'
-
     r"(?:the\s+|a\s+|an\s+|its\s+)?(?:[\w-]+\s+){0,3}$"
 )
 _COMPARED_AFTER = re.compile(r"(?i)^\s*(?:more|less|higher|lower|greater|smaller|above|below)\b")
