@@ -28,6 +28,11 @@ ROWS = {row["id"]: row for row in OPEN + MCQ}
 
 # Labels whose expected_value disagrees with the corpus's own rules (the verdicts agree); see the report.
 
+# Rows labelled 'incorrect' that the reader defers on purpose: without an answer line, the key's value stands in the
+# second half of the response (an aside, 'The following year it rises to about $77,780'), so the value read is not
+# a safe 'incorrect' (settle.key_in_second_half). A deferral costs a judge call; it is never a wrong verdict.
+DEFERRED = {"open-060", "open-062", "open-086"}
+
 
 @pytest.fixture(scope="module")
 def questions():
@@ -42,6 +47,10 @@ def grade(questions, row_id: str):
 @pytest.mark.parametrize("row", OPEN, ids=[row["id"] for row in OPEN])
 def test_open_row(questions, row):
     got = grade_open_answer(questions[row["question_id"]], row["response"], row["finish_reason"])
+    if row["id"] in DEFERRED:
+        assert (got.verdict, row["expected_verdict"]) == ("judge", "incorrect"), got
+        assert "second half" in got.reason
+        return
     assert got.verdict == row["expected_verdict"], (got, row["note"])
     if row["expected_value"] is not None:
         assert got.value is not None and math.isclose(got.value.value, row["expected_value"], rel_tol=1e-6), got

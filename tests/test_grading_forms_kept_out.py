@@ -63,7 +63,8 @@ def test_letter_forms(corpus, row_id, verdict, letter):
     (18, "V-open-164", "no_answer", None),  # 'FINAL ANSWER: €122,222 (or €49,744 if the payments are made in arrears)'
     (18, "V-open-166", "judge", None),  # '= PMT × [1 − (1 + r)^−5]/r × (1 + r), ... a little under two thousand euros'
     (19, "W-open-032", "correct", 108_000_000),  # a table headed '| Item | Amount ($ 000s) |': '| Result | 108,000 |'
-    (19, "W-open-051", "incorrect", 8.38),  # '| Base case (answer) | 8.38% |' above '| Alternative method | 8.18% |'
+    # '| Base case (answer) | 8.38% |' above '| Alternative method | 8.18% |': the key, 8.18 %, in the second half
+    (19, "W-open-051", "judge", None),
     (19, "W-open-069", "no_answer", None),  # '5.76% under a 360-day convention, 5.84% under a 365-day convention.'
     (19, "W-open-078", "correct", 0.65),  # 'Either 0.65 or 0.40; if forced to choose, 0.65.'
     (20, "X-open-037", "correct", 58.97),  # 'Per 1,000 of par the price is 589.7', asked per 100 of par
@@ -114,7 +115,8 @@ def test_kept_out_8_misses(row_id, kind, verdict, answer):
 
 @pytest.mark.parametrize(("corpus", "row_id", "verdict", "answer"), [
     (5, "I-open-022", "correct", 529.479452),  # '≈ 16,105 days' when months are asked (key 529)
-    (6, "J-open-075", "incorrect", 68_201),  # '¹ Assumes ... at the end of years 17–20; ...': a span of years, no hedge
+    # '¹ Assumes ... at the end of years 17–20; ...': a span of years, no hedge; the key's value later in a remark
+    (6, "J-open-075", "judge", None),
     (7, "K-open-089", "incorrect", 181.15),  # '(the sum of ... the Year 1–3 cash flows discounted at 14%)'
     (9, "M-open-133", "judge", None),  # '£722.21' against '£700.' among £100 and £600: exact, or rounded to hundreds?
 ])
@@ -132,3 +134,17 @@ def _older_corpus_row_is_graded(row_id: str, corpus: str, kind: str, verdict: st
     else:
         grade = grade_choice(question, row["response"], row["finish_reason"])
         assert (grade.verdict, grade.letter) == (verdict, answer), grade
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict"), [
+    # the first pass (8.41 %, the key) in the first half, then 'Hmm, actually ... 8.87% is the answer': a revision
+    (20, "X-open-119", "incorrect"),
+    # 'Answer: $220.80' then a footnote: 'if one also discounts ... ≈ $210.10', the key: an aside or the answer?
+    (8, "L-open-046", "judge"),
+])
+def test_the_key_in_the_second_half_defers_a_wrong_verdict(corpus, row_id, verdict):
+    """Blind sets scored on arrival: half of the wrong 'incorrect' verdicts read without an answer line had the
+    key's value in the response's second half; a wrong verdict there is not safe, a revision before it is."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    got = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert got.verdict == verdict, got

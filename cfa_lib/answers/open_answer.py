@@ -40,7 +40,8 @@ decides on"); anything outside it, or a second candidate it cannot rule out, goe
   parentheses after the value, a level after a change ('by 66 bps, from 3.15% to 3.81%'), a comparison or a
   supposition are not the answer; nor is a footnote ('¹ ...'); a table cell after a stated value is deferred, and
   so is a value graded wrong beside another result on the key (earlier and not taken back, or later and not in
-  a remark: `settle.key_stated_elsewhere`);
+  a remark: `settle.key_stated_elsewhere`); without an answer line, a value graded wrong while the key's value
+  stands anywhere in the response's second half is deferred too (`settle.key_in_second_half`);
 * the key: its number, matched within min(2 %, half the gap to the nearest option), or within its own
   rounding when written coarser than that ('€6', '0.0') and nearer to it than to any other option; a bare number
   that falls on two options as a fraction and as percentage points ('0.30' against 0 %, 30 %, 70 %), a value
@@ -101,6 +102,7 @@ from cfa_lib.answers.numbers import (
 from cfa_lib.answers.question_unit import in_stem_unit, stem_unit
 from cfa_lib.answers.settle import (
     bold_elsewhere,
+    key_in_second_half,
     key_stated_elsewhere,
     revised_after_final,
     settle,
@@ -266,6 +268,10 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
             elsewhere := key_stated_elsewhere(text, question.stem, settled, match,
                                               lambda r: _same_magnitude(r, graded.value, question, key))):
         return OpenGrade("judge", None, elsewhere, source)  # the body, or the FINAL ANSWER line's other values
+    if source == "heuristic" and graded.verdict == "incorrect" and graded.value is not None and (
+            late := key_in_second_half(body, question.stem, match,
+                                       lambda r: _same_magnitude(r, graded.value, question, key))):
+        return OpenGrade("judge", None, late, source)
     if final is not None and (revised := revised_after_final(after_final_line(body), question.stem,
                                                              graded.verdict == "correct", match)):
         return OpenGrade("judge", None, revised, source)

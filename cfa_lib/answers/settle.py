@@ -258,6 +258,23 @@ def key_stated_elsewhere(body: str, stem: str, reading: Reading, on_key: Match, 
     return ""
 
 
+
+def key_in_second_half(body: str, stem: str, on_key: Match, same: Callable[[Reading], bool]) -> str:
+    """Why a value found without a FINAL ANSWER line and graded wrong is not a safe verdict, or '': the key's value
+    stands in the second half of the response, where the conclusion lies, as an aside ('(If the $2.00 were the
+    dividend just paid, ... $69.33)'), a revision or the answer itself among other results. A careful grader reads
+    which one is committed; the reader defers. Numbers copied from the stem and the read value with another sign
+    or direction (`same`) are not such a value. Measured on the blind corpora's first scores, this takes half of
+    the wrong 'incorrect' verdicts of heuristic readings to the judge, at the cost of about one right one each."""
+    for found in scan_values(body):
+        if found.start < len(body) // 2:
+            continue
+        token = body[found.start : found.end].strip()
+        other = Reading(found.number, body, found)
+        if token not in stem and not same(other) and on_key(other):
+            return f"the key's value, {token}, stands in the second half of a response without an answer line"
+    return ""
+
 # what takes back a FINAL ANSWER line after it (a step or a check after the line does not; 'should be' only before a
 # value: not 'the project should be accepted')
 _TAKES_BACK = re.compile(r"(?i)\b(?:correction|oops|I\s+mean|on\s+second\s+thought|"
