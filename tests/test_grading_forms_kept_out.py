@@ -148,3 +148,17 @@ def test_the_key_in_the_second_half_defers_a_wrong_verdict(corpus, row_id, verdi
     question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
     got = grade_open_answer(question, row["response"], row["finish_reason"])
     assert got.verdict == verdict, got
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict"), [
+    # 'So I'd go with the z-test when ...': no letter, no hedge at the end: it may answer by words; the judge reads
+    (9, "M-mcq-024", "judge"),
+    (19, "W-mcq-069", "no_answer"),  # 'I can't help with exam questions.': a refusal
+    (7, "K-mcq-087", "no_answer"),  # '答案：A或C': two letters at the end
+    (7, "K-mcq-082", "no_answer"),  # '≈ 39.8 per 100 of par' against 39.68 and 39.96: rounds to no option
+])
+def test_no_letter_is_no_answer_only_when_the_response_leaves_the_choice_open(corpus, row_id, verdict):
+    """Replayed on the blind sets' first scores, a third of the `no_answer` verdicts given for want of a letter
+    were wrong: the response had answered in a form the letter reader did not know."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    assert grade_choice(question, row["response"], row["finish_reason"]).verdict == verdict

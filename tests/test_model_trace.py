@@ -20,6 +20,7 @@ from cfa_lib.experiments.confidence import CONFIDENCE
 from cfa_lib.experiments.execute import run_or_load
 from cfa_lib.experiments.settings import Settings
 from cfa_lib.models.names import ModelSpec
+from tests.servers import fake_openai
 from tests.servers.fake_openai import FaultConfig, start_fake_openai
 
 NAME = "openai/fake-model"
@@ -52,6 +53,8 @@ def modules_entered(run) -> list[str]:
 def test_the_model_name_is_read_once_and_each_module_on_its_route_is_entered_once(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     server, app = start_fake_openai(FaultConfig())
+    # a reply with a letter: one without (the server's echo) is excluded as undecided and never followed up
+    monkeypatch.setattr(fake_openai, "expected_answer", lambda messages: "ANSWER: A")
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
     monkeypatch.setenv("CFA_RESULTS_DIR", str(tmp_path / "results"))

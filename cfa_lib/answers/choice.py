@@ -273,7 +273,8 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
         return ChoiceReading(_one_letter(body, start, end, last.group("letter"), letters))
     if re.search(rf"(?:(?i:\bso|\bthen|\bthus|\bhence|\banswer\b)[:\s]*|,)\s*\(?[{letters}]\)?\s+or\s+\(?[{letters}]\)?"
                  r"[\s.!?*]*\Z", body):
-        return ChoiceReading(None)  # '... depends on the day count, so A or B.': the conclusion leaves two open
+        # '... depends on the day count, so A or B.': the conclusion leaves two open
+        return ChoiceReading(None, no_choice="the conclusion leaves two letters open")
     reading = _stated_choice(body, letters, options)
     if reading.letter is not None and doubts_its_answer(body):  # '... → A. Wait, ... → B. Or A. Hard to say.'
         return ChoiceReading(None, "the response says it is unsure of its answer")
@@ -308,7 +309,8 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
         named = weak | ({label} if label else set())
         return ChoiceReading(named.pop()) if len(named) == 1 else ChoiceReading(None, "two letters are named")
     if _offers_two(body, letters):
-        return ChoiceReading(None)  # '≈ $33.71. ~~B~~ C?', 'either B or A': two letters left open, whatever the value
+        # '≈ $33.71. ~~B~~ C?', 'either B or A': two letters left open, whatever the value
+        return ChoiceReading(None, no_choice="two letters are left open")
     reading = by_option(body, letters, options) if options else ChoiceReading(None)
     if reading.letter is None and not reading.doubt and (named := _letters_named_alone(body, letters)):
         return ChoiceReading(None, f"option {named} is named, but in no form the reader decides on")

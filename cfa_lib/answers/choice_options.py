@@ -14,10 +14,13 @@ from cfa_lib.answers.key import grade_number, numeric_key, rounding_step
 
 @dataclass(frozen=True)
 class ChoiceReading:
-    """The letter committed to, or None and whether that is because two candidates remain (`doubt`)."""
+    """The letter committed to, or None: because two candidates remain (`doubt`, the judge's to read), because the
+    response itself leaves the choice open (`no_choice`, a `no_answer`), or for neither reason (the judge's, unless
+    the response shows it declines to choose)."""
 
     letter: str | None
-    doubt: str = ""  # why the reader cannot tell (two options matched): the judge's to read
+    doubt: str = ""  # why the reader cannot tell (two options matched)
+    no_choice: str = ""  # why the response names no single option ('so A or B', '39.8' between 39.68 and 39.96)
 
 
 def words_disagree(body: str, end: int, letter: str, options: Mapping[str, str]) -> str:
@@ -43,9 +46,9 @@ def by_option(body: str, letters: str, options: Mapping[str, str]) -> ChoiceRead
         if any(keys.values()):
             rounded = _at_precision(reading.token, reading.number, keys)
             if len(rounded) > 1:
-                return ChoiceReading(None)  # '$77.8 thousand' against $77,780 and $77,807: names no single option
+                return ChoiceReading(None, no_choice="the value rounds to two options")  # '$77.8 thousand'
             if not rounded and _coarser_than(reading.token, [choices[o] for o, key in keys.items() if key is not None]):
-                return ChoiceReading(None)  # '39.8' against 39.68 and 39.96: it rounds to neither
+                return ChoiceReading(None, no_choice="the value rounds to no option")  # '39.8': 39.68, 39.96
             hits = [letter for letter, key in keys.items() if key is not None and grade_number(
                 reading.number, key.gold, list(key.distractors.values())).match]
             if len(hits) == 1:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from cfa_lib.answers.commitment import from_stem, is_aside_start, sentence_spans, sentences
+from cfa_lib.answers.commitment import from_stem, has_refusal, is_aside_start, sentence_spans, sentences
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, relative_error, scan_numbers, scan_values
 
 # --- hedges ----------------------------------------------------------------------------------------------
@@ -189,3 +189,14 @@ def hedges_only_on_rounding(text: str, stem: str = "") -> bool:
     """The text's only hedge is a remark in parentheses that puts its other values down to rounding."""
     return _ROUNDING_REMARK.search(text) is not None and not is_hedge(_ROUNDING_REMARK.sub(" ", text), stem)
 
+
+def declines_to_choose(text: str, stem: str, letters: str) -> bool:
+    """The response shows it gives no single option: its last two sentences hedge, say it has not chosen, doubt
+    the answer or name two or more letters ('答案：A或C'), or it refuses. A response with no letter read and none of
+    these may answer in a form the letter reader does not know ('Option #1 is not a use', 'So I'd go with the
+    z-test'): replayed on the blind sets' first scores, a third of such `no_answer` verdicts were wrong, so the
+    judge reads them."""
+    end = " ".join(sentences(text)[-2:])
+    named = set(re.findall(rf"(?<![A-Za-z0-9'’])([{letters}])(?![A-Za-z0-9'’])", end))  # 'A或C' too
+    return is_hedge(end, stem) or bool(UNDECIDED.search(end)) or doubts_its_answer(text) or has_refusal(text) \
+        or len(named) >= 2

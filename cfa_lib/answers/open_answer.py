@@ -79,6 +79,7 @@ from cfa_lib.answers.final_number import Reading, clause_start, read_body, value
 from cfa_lib.answers.hedges import (
     UNDECIDED,
     conclusion,
+    declines_to_choose,
     doubts_its_answer,
     ends_on_condition,
     ends_on_two_conventions,
@@ -407,9 +408,14 @@ def grade_choice(question: Question, response: str | None, finish_reason: str | 
     if letter is None:
         if reading.doubt:
             return OpenGrade("judge", None, reading.doubt)
-        reason = "nothing is committed outside the reasoning block" if not body.strip() else \
-            "no single letter is committed"
-        return OpenGrade("no_answer", None, reason)
+        if not body.strip():
+            return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
+        if reading.no_choice:
+            return OpenGrade("no_answer", None, reading.no_choice)
+        if not declines_to_choose(body, question.stem, letters):
+            return OpenGrade("judge", None, "no letter is read, and the response neither hedges, refuses nor names "
+                             "two options: it may answer in a form the reader does not know")
+        return OpenGrade("no_answer", None, "no single letter is committed")
     source: AnswerSource = "final_line" if has_answer_line(body, letters) else "heuristic"
     verdict: Verdict = "correct" if letter == question.answer else "incorrect"
     return OpenGrade(verdict, None, f"committed to {letter}; the key is {question.answer}", source, letter)
