@@ -162,3 +162,14 @@ def test_no_letter_is_no_answer_only_when_the_response_leaves_the_choice_open(co
     were wrong: the response had answered in a form the letter reader did not know."""
     question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
     assert grade_choice(question, row["response"], row["finish_reason"]).verdict == verdict
+
+
+def test_corpus_21_misses():
+    """Writer Y's two wrong decisions on arrival (ed59f8a)."""
+    # '... above the required return (4%), the bond must trade above par — at a premium of a bit under 7 points':
+    # a bound in words, and the stem's 4 % in parentheses is no earlier answer to fall back on
+    question, row = corpus_row("Y-open-152", "grading_corpus_kept_out_21")
+    assert grade_open_answer(question, row["response"], row["finish_reason"]).verdict == "judge"
+    # '1 − 0.88⁴ = 0.40 or 0.60 depending on whether ...': a hedge between two options' values, no letter
+    question, row = corpus_row("Y-mcq-078", "grading_corpus_kept_out_21")
+    assert grade_choice(question, row["response"], row["finish_reason"]).verdict == "no_answer"

@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterable, Mapping
 
 from cfa_lib.answers.choice_options import ChoiceReading, by_option, words_disagree
-from cfa_lib.answers.hedges import doubts_its_answer
+from cfa_lib.answers.commitment import sentences
+from cfa_lib.answers.hedges import doubts_its_answer, is_hedge
 from cfa_lib.answers.structured import data_block, letter_fields
 from cfa_lib.answers.text import clean
 
@@ -311,6 +312,8 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
     if _offers_two(body, letters):
         # '≈ $33.71. ~~B~~ C?', 'either B or A': two letters left open, whatever the value
         return ChoiceReading(None, no_choice="two letters are left open")
+    if options and is_hedge(next(iter(sentences(body)[-1:]), "")):  # '= 0.40 or 0.60 depending on whether ...'
+        return ChoiceReading(None, no_choice="the response ends on two values without choosing")
     reading = by_option(body, letters, options) if options else ChoiceReading(None)
     if reading.letter is None and not reading.doubt and (named := _letters_named_alone(body, letters)):
         return ChoiceReading(None, f"option {named} is named, but in no form the reader decides on")

@@ -134,12 +134,15 @@ def _scaled_restatement(bare: Number, scaled: Number) -> bool:
 def _committed_before(body: str, stem: str, reading: Reading, key_unit: str | None) -> Reading | None:
     """The value the text commits to before `reading`, when it is a statement itself (not a comparison, a
     supposition or a value of another kind); the text before the reading's own clause is read when its
-    clause holds no such statement ('The value is $26.92; at the original 7% yield it would be $25.00')."""
+    clause holds no such statement ('The value is $26.92; at the original 7% yield it would be $25.00'). An input
+    copied from the stem in parentheses ('above the required return (4%)') is no such statement."""
     ends = dict.fromkeys([reading.position, reading.at + clause_start(reading, colon=False)])
     for end in ends:
         before = read_body(body[:end], stem)
         if before is None or _other_kind(before.number, key_unit) or comments(before, body[:end], stem):
             continue
+        if in_parentheses(body, before.position) and before.token.strip() in stem:
+            return None
         if not re.search(r"(?i)\b(?:would|could|might)\b", value_clause(before)):
             return before
     return None
