@@ -13,6 +13,7 @@ import pytest
 
 from benchmarks.grading import corpus_row
 from cfa_lib.answers import grade_choice, grade_open_answer
+from cfa_lib.answers.text import clean
 
 
 @pytest.mark.parametrize(("corpus", "row_id", "verdict", "letter"), [
@@ -173,3 +174,22 @@ def test_corpus_21_misses():
     # '1 − 0.88⁴ = 0.40 or 0.60 depending on whether ...': a hedge between two options' values, no letter
     question, row = corpus_row("Y-mcq-078", "grading_corpus_kept_out_21")
     assert grade_choice(question, row["response"], row["finish_reason"]).verdict == "no_answer"
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "letter"), [
+    ("grading_corpus_fresh", "fmcq-011", "correct", "C"),  # 'That is a conditional probability.' (option C's words)
+    ("grading_corpus_kept_out_4", "gmcq-004", "correct", "B"),  # 'ANSWER: Nominal' (B's text)
+])
+def test_a_closing_pleasantry_is_not_the_concluding_sentence(corpus, row_id, verdict, letter):
+    """'Hope this helps!' or 'Let me know if you have other questions 😊' after the answer: the concluding sentence
+    is the one before it (appended to every corpus row, it changed 90 decisions before they were dropped)."""
+    question, row = corpus_row(row_id, corpus)
+    for closer in ("", "\n\nHope this helps!", " Let me know if you have other questions 😊", "\nGood luck!"):
+        got = grade_choice(question, row["response"] + closer, row["finish_reason"])
+        assert (got.verdict, got.letter) == (verdict, letter), closer
+
+
+def test_a_pleasantry_is_dropped_only_at_the_end_and_without_a_number():
+    assert clean("The YTM is 5.12%.\n\nI hope that helps. Good luck!") == "The YTM is 5.12%."
+    assert clean("Let me know: the answer is 5%") == "Let me know: the answer is 5%"
+    assert clean("Hope this helps: 5.12%") == "Hope this helps: 5.12%"

@@ -61,10 +61,18 @@ def without_struck(text: str) -> str:
     return re.sub(r"~~[^~\n]+~~", " ", text)
 
 
+# pleasantries a chat model closes on ('Hope this helps!', 'Let me know if you have other questions.'): the
+# concluding sentence is the one before them
+_CLOSER = (r"(?:(?:I\s+)?hope\s+(?:this|that|it)\s+helps|let\s+me\s+know\b|feel\s+free\b|good\s+luck\b|"
+           r"(?:happy|glad)\s+to\s+help\b)[^\n.!?\d]*[.!?]*[ \t]*(?:[\U0001F300-\U0001FAFF\u2600-\u27BF][ \t]*)*")
+_CLOSERS = re.compile(rf"(?:(?:^|(?<=[.!?\n]))\s*{_CLOSER})+\s*\Z", re.I)
+
+
 def clean(text: str | None) -> str:
-    """The answer part of a response as plain text: reasoning blocks dropped, full-width characters as their
-    ASCII forms, vulgar fractions as decimals, LaTeX and markup unwrapped."""
+    """The answer part of a response as plain text: reasoning blocks dropped, closing pleasantries dropped,
+    full-width characters as their ASCII forms, vulgar fractions as decimals, LaTeX and markup unwrapped."""
     text = split_thinking(text or "")[0].translate(_FULL_WIDTH)
+    text = _CLOSERS.sub("", text)
     if not text.isascii():
         text = _VULGAR_AFTER.sub(_vulgar, text)
     text = _unwrap_latex(text)
