@@ -21,7 +21,7 @@ RECORDED = {
     "grading_corpus_fresh_2": (0, 289, 310),
     "grading_corpus_kept_out_5": (0, 235, 251),
     "grading_corpus_kept_out_6": (2, 270, 297),
-    "grading_corpus_kept_out_7": (0, 269, 292),
+    "grading_corpus_kept_out_7": (0, 268, 292),
     "grading_corpus_kept_out_8": (2, 280, 302),
     "grading_corpus_kept_out_9": (3, 274, 303),
     "grading_corpus_kept_out_10": (4, 283, 309),

@@ -193,3 +193,32 @@ def test_a_pleasantry_is_dropped_only_at_the_end_and_without_a_number():
     assert clean("The YTM is 5.12%.\n\nI hope that helps. Good luck!") == "The YTM is 5.12%."
     assert clean("Let me know: the answer is 5%") == "Let me know: the answer is 5%"
     assert clean("Hope this helps: 5.12%") == "Hope this helps: 5.12%"
+
+
+@pytest.mark.parametrize("variant", ["crlf", "no-break spaces", "narrow no-break spaces"])
+@pytest.mark.parametrize(("corpus", "row_id"), [
+    ("grading_corpus_fresh", "fopen-041"), ("grading_corpus_fresh", "fmcq-009"), ("grading_corpus", "mcq-006"),
+    ("grading_corpus", "mcq-022"), ("grading_corpus_kept_out", "kopen-027"),
+])
+def test_line_ends_and_no_break_spaces_change_no_verdict(corpus, row_id, variant):
+    """Windows line ends and no-break spaces between words (French typography, some chat front ends): each had
+    changed up to a hundred decisions over the corpora, correct ones into incorrect among them."""
+    question, row = corpus_row(row_id, corpus)
+    text = row["response"]
+    changed = {"crlf": text.replace("\n", "\r\n"), "no-break spaces": text.replace(" ", "\u00a0"),
+               "narrow no-break spaces": text.replace(" ", "\u202f")}[variant]
+    grade = grade_choice if row_id.split("-")[-2].endswith("mcq") else grade_open_answer
+    before, after = grade(question, text, row["finish_reason"]), grade(question, changed, row["finish_reason"])
+    assert (after.verdict, after.letter, after.value) == (before.verdict, before.letter, before.value)
+    assert before.verdict == row["expected_verdict"]
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "value"), [
+    (7, "K-open-012", "incorrect", 8099.76),  # 'Intrinsic value ≈ ¥8 099.76': cents after it, one number (was ¥8)
+    (7, "K-open-017", "judge", None),  # 'sell about 1 475 ... contracts': 1,475, or 1 and 475? (was read as 1)
+])
+def test_a_digit_a_space_and_three_digits(corpus, row_id, verdict, value):
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    got = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert got.verdict == verdict
+    assert value is None or math.isclose(got.value.value, value)

@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable
 from decimal import Decimal
 
+from cfa_lib.answers.text import no_break_spaces
+
 # '1 003 333', '€644 161' (thin, narrow or no-break spaces); with plain spaces only '10 736 010', '60 000'
 _SPACE_GROUPED = re.compile(
     r"(?<![\d.,])(?:\d{1,3}(?:[\u2009\u202f\u00a0]\d{3})+|\d{1,3}(?: \d{3}){2,}|\d{2,3} \d{3})(?![\d,]|\.\d{3})"
@@ -22,6 +24,9 @@ _SPACE_GROUPED = re.compile(
 
 # '1 001' once the text has grouped another number by plain spaces ('24 024 / 24 = 1 001'); alone it may be two
 _ONE_DIGIT_SPACE_GROUP = re.compile(r"(?<![\d.,])\d(?: \d{3})+(?![\d,]|\.\d{3})")
+# ... and alone when no other reading exists: cents after it ('¥8 099.76'), a group that opens with 0 ('¥9 000')
+_SURE_ONE_DIGIT_SPACE_GROUP = re.compile(
+    r"(?<![\d.,])\d(?: \d{3})*(?: 0\d{2}(?: \d{3})*(?![\d,]|\.\d{3})| \d{3}(?=\.\d{2}(?!\d)))")
 
 
 def _join_space_groups(match: re.Match[str]) -> str:
@@ -41,8 +46,7 @@ def normalise_signs(text: str) -> str:
     words of other languages written out (`_written_out`), a text written with decimal commas read in its
     locale (`decimal_comma`), thousands grouped by spaces or thin spaces ('1 003 333', '€644 161') to commas."""
     text = re.sub("[\u2212\u2012\u2011\ufe63\uff0d]", "-", text).replace("₤", "£")
-    # a no-break or thin space is a space except between digits, where it groups thousands ('$266\u00a0million')
-    text = re.sub(r"(?<!\d)[\u00a0\u202f\u2009]|[\u00a0\u202f\u2009](?!\d)", " ", text)
+    text = no_break_spaces(text)
     text = _APOSTROPHE_GROUPED.sub(lambda m: re.sub("['’]", "", m.group()), text)
     text = _INDIAN_GROUPED.sub(lambda m: m.group().replace(",", ""), text)
     text = _written_out(text)
@@ -54,8 +58,7 @@ def normalise_signs(text: str) -> str:
                                   text)
     by_spaces = any(" " in m.group() for m in _SPACE_GROUPED.finditer(text))
     text = _SPACE_GROUPED.sub(_join_space_groups, text)
-    if by_spaces:
-        text = _ONE_DIGIT_SPACE_GROUP.sub(_join_space_groups, text)
+    text = (_ONE_DIGIT_SPACE_GROUP if by_spaces else _SURE_ONE_DIGIT_SPACE_GROUP).sub(_join_space_groups, text)
     # an en/em dash directly before a number is a minus sign unless it joins a range (2019–2020)
     return re.sub(r"(?<![\w)])([–—])(?=\s?[$€£¥]?\d)", "-", text)
 

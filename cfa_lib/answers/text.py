@@ -68,10 +68,18 @@ _CLOSER = (r"(?:(?:I\s+)?hope\s+(?:this|that|it)\s+helps|let\s+me\s+know\b|feel\
 _CLOSERS = re.compile(rf"(?:(?:^|(?<=[.!?\n]))\s*{_CLOSER})+\s*\Z", re.I)
 
 
+def no_break_spaces(text: str) -> str:
+    """A no-break, narrow or thin space is a space, except between digits, where it groups thousands
+    ('1\u202f234,56', '$266\u00a0million')."""
+    return re.sub(r"(?<!\d)[\u00a0\u202f\u2009\u2007]|[\u00a0\u202f\u2009\u2007](?!\d)", " ", text)
+
+
 def clean(text: str | None) -> str:
-    """The answer part of a response as plain text: reasoning blocks dropped, closing pleasantries dropped,
-    full-width characters as their ASCII forms, vulgar fractions as decimals, LaTeX and markup unwrapped."""
-    text = split_thinking(text or "")[0].translate(_FULL_WIDTH)
+    """The answer part of a response as plain text: one line end, no-break spaces as spaces (between digits they
+    group thousands), reasoning blocks and closing pleasantries dropped, full-width characters as their ASCII
+    forms, vulgar fractions as decimals, LaTeX and markup unwrapped."""
+    text = (text or "").replace("\r\n", "\n").replace("\r", "\n")  # Windows and old Mac line ends
+    text = split_thinking(no_break_spaces(text))[0].translate(_FULL_WIDTH)
     text = _CLOSERS.sub("", text)
     if not text.isascii():
         text = _VULGAR_AFTER.sub(_vulgar, text)

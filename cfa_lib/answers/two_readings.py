@@ -43,7 +43,8 @@ def two_readings(value: Number, key: NumericKey, tolerance: float) -> str:
 def ambiguous_format(reading: Reading, text: str) -> str:
     """Why the committed number can be read two ways, or '': '1,234' in a text that writes decimal commas
     (1.234 or 1234), '900.000' in a text that writes no other decimal point (900 or 900,000), a decimal comma
-    left unread ('1,5' next to '0.65'), a number inside a CJK numeral not read in full ('1億6千万')."""
+    left unread ('1,5' next to '0.65'), a number inside a CJK numeral not read in full ('1億6千万'), a digit before
+    a space and three digits in a text that groups no other number by spaces ('about 1 475 contracts')."""
     if writes_decimal_comma(text) and AMBIGUOUS_GROUP.search(reading.token):
         return f"'{reading.token.strip()}' in a text written with decimal commas is a decimal or a thousands group"
     if writes_decimal_comma(text) and not dots_group_thousands(text) and AMBIGUOUS_DOT_GROUP.search(reading.token):
@@ -52,6 +53,9 @@ def ambiguous_format(reading: Reading, text: str) -> str:
     if not writes_decimal_point(text) and AMBIGUOUS_POINT.search(reading.token):
         return f"'{reading.token.strip()}' in a text that writes no other decimal point is a decimal or a thousands " \
                "group"
+    after = reading.region[reading.found.end :]
+    if re.fullmatch(r"\D*\d", reading.token.strip()) and re.match(r" \d{3}(?![\d,])", after):
+        return f"'{reading.token.strip()}' and the three digits after it are one number grouped by a space or two"
     if re.match(r",\d", reading.region[reading.found.end :]):
         return "the committed number has a decimal comma in a text that also writes decimal points"
     if re.match(rf"\s*[{CJK_NUMERALS}]", reading.region[reading.found.end :]) or \
