@@ -22,26 +22,29 @@ RECORDED = {
     "grading_corpus_kept_out_5": (0, 235, 251),
     "grading_corpus_kept_out_6": (2, 270, 297),
     "grading_corpus_kept_out_7": (0, 268, 292),
-    "grading_corpus_kept_out_8": (2, 280, 302),
+    "grading_corpus_kept_out_8": (2, 279, 302),
     "grading_corpus_kept_out_9": (3, 274, 303),
-    "grading_corpus_kept_out_10": (4, 283, 309),
+    "grading_corpus_kept_out_10": (4, 282, 309),
     "grading_corpus_kept_out_11": (0, 237, 263),
     "grading_corpus_kept_out_12": (1, 305, 329),
-    "grading_corpus_kept_out_13": (0, 264, 290),
+    "grading_corpus_kept_out_13": (0, 265, 290),
     # 14 to 17 were scored once, out of sample, at (3, 216), (8, 219), (7, 197), (9, 197); rules written from them since
-    "grading_corpus_kept_out_14": (0, 217, 236),
-    "grading_corpus_kept_out_15": (0, 222, 242),
-    "grading_corpus_kept_out_16": (0, 194, 214),
-    "grading_corpus_kept_out_17": (0, 200, 217),
+    "grading_corpus_kept_out_14": (0, 218, 236),
+    "grading_corpus_kept_out_15": (0, 223, 242),
+    "grading_corpus_kept_out_16": (0, 195, 214),
+    "grading_corpus_kept_out_17": (0, 201, 217),
     # scored once, out of sample, at (16, 232) on f25f983; 9 of the 10 wrong decisions left are rows on dataset
     # questions whose key writer V disputes (easy_96, 223, 249, 362, 422, 713): the letter is read right
     "grading_corpus_kept_out_18": (10, 232, 249),
     # scored once, out of sample, at (4, 228) on 2b522e5; rules written from it since
-    "grading_corpus_kept_out_19": (0, 228, 238),
+    "grading_corpus_kept_out_19": (0, 229, 238),
     # scored once, out of sample, at (6, 212) on 6e436ca; rules written from it since
-    "grading_corpus_kept_out_20": (0, 210, 232),
+    "grading_corpus_kept_out_20": (0, 211, 232),
     # scored once, out of sample, at (2, 228) on ed59f8a; rules written from it since
     "grading_corpus_kept_out_21": (0, 228, 242),
+    # scored once, out of sample, at (5, 232) on 5d6dc01; rules written from it since; the 2 wrong decisions left
+    # are values on the window's far edge, which the book's method calls not correct and the writer's manual correct
+    "grading_corpus_kept_out_22": (2, 232, 247),
 }
 
 

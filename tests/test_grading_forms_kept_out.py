@@ -222,3 +222,31 @@ def test_a_digit_a_space_and_three_digits(corpus, row_id, verdict, value):
     got = grade_open_answer(question, row["response"], row["finish_reason"])
     assert got.verdict == verdict
     assert value is None or math.isclose(got.value.value, value)
+
+
+@pytest.mark.parametrize(("row_id", "verdict", "letter"), [
+    ("AA-open-072", "no_answer", None),  # '≈ 0.40 (or ≈ 0.60 if the question intends "at least three")'
+    ("AA-mcq-031", "correct", "A"),  # '<response>…<choice>A</choice><distractors>B = 18.20, C = …</distractors>'
+    ("AA-mcq-082", "correct", "C"),  # 'inside the €15.90–€21.45 range, so the stock is fairly valued': C's words
+    # '460 months' against 457 (451, 474) and '€47.5' against €48 (€43, €49): on the window's edge away from the
+    # nearest option; the method (book, 'The acceptance window') calls the edge not correct, the writer's manual
+    # says ≤: a disagreement of conventions, left as the method has it
+    ("AA-open-090", "incorrect", None),
+    ("AA-open-100", "incorrect", None),
+])
+def test_corpus_22_misses(row_id, verdict, letter):
+    """Writer AA's wrong decisions on arrival (5d6dc01)."""
+    question, row = corpus_row(row_id, "grading_corpus_kept_out_22")
+    grade = grade_choice if "mcq" in row_id else grade_open_answer
+    got = grade(question, row["response"], row["finish_reason"])
+    assert (got.verdict, got.letter) == (verdict, letter), got
+
+
+def test_a_reply_written_as_xml_is_read_by_its_fields():
+    question, row = corpus_row("V-open-055", "grading_corpus_kept_out_18")
+    got = grade_open_answer(question, row["response"], row["finish_reason"])  # <final_answer> before <check>
+    assert got.verdict == "correct" and math.isclose(got.value.value, 50963.98)
+    question, row = corpus_row("U-open-058", "grading_corpus_kept_out_17")  # '<solution>…<final>106.27</final>'
+    assert grade_open_answer(question, row["response"], row["finish_reason"]).verdict == "correct"
+    question, row = corpus_row("S-open-053", "grading_corpus_kept_out_15")  # an HTML table is not a document
+    assert grade_open_answer(question, row["response"], row["finish_reason"]).verdict == "correct"

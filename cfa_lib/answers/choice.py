@@ -312,7 +312,10 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
     if _offers_two(body, letters):
         # '≈ $33.71. ~~B~~ C?', 'either B or A': two letters left open, whatever the value
         return ChoiceReading(None, no_choice="two letters are left open")
-    if options and is_hedge(next(iter(sentences(body)[-1:]), "")):  # '= 0.40 or 0.60 depending on whether ...'
+    # '= 0.40 or 0.60 depending on whether ...' against numeric options ('inside the €15.90–€21.45 range, so the stock
+    # is fairly valued' names an option by its words)
+    if options and any(re.search(r"\d", text) for text in options.values()) and is_hedge(
+            next(iter(sentences(body)[-1:]), "")):
         return ChoiceReading(None, no_choice="the response ends on two values without choosing")
     reading = by_option(body, letters, options) if options else ChoiceReading(None)
     if reading.letter is None and not reading.doubt and (named := _letters_named_alone(body, letters)):

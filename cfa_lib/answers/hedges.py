@@ -66,8 +66,8 @@ UNDECIDED = re.compile(
 # "8.0% or 8.16%", "2.83 or maybe the 2.62 figure": two values joined by "or" (a restatement of one value,
 # "0.15, or 15%", is not a hedge)
 _OR_PAIR = re.compile(
-    # '€122,222 (or €49,744 if ...)'
-    rf"(?i)(?P<a>{_NUM}{_UNIT})\s*(?:,|—|–|-|\()?\s*or[\s,]+(?:[a-z]+[\s,]+){{0,4}}?(?P<b>{_NUM}{_UNIT})"
+    # '€122,222 (or €49,744 if ...)', '≈ 0.40 (or ≈ 0.60 if ...)'
+    rf"(?i)(?P<a>{_NUM}{_UNIT})\s*(?:,|—|–|-|\()?\s*or[\s,]+(?:[a-z]+[\s,]+){{0,4}}?(?:[≈~]\s*)?(?P<b>{_NUM}{_UNIT})"
     rf"|(?P<a2>{_NUM}{_UNIT})\s+[a-z]+\s+or\s+(?P<b2>{_NUM}{_UNIT})"  # "969 contracts or 529 contracts"
 )
 
@@ -115,8 +115,10 @@ def ends_on_condition(body: str, position: int) -> bool:
     return bool(here and before) and relative_error(before[-1].number, here[-1]) > 0.01
 
 
-_CONVENTION = (r"(?:on|with|under|using|for)\s+an?\s+(?:[\w-]+\s+){0,3}?(?:year|basis|convention|method|approach|"
-               r"assumption)\b(?:[^.;\n]|\.\d){0,80}?\d")
+# 'on a 365-day basis', 'with convexity', 'duration-only': a label for one way of computing, then its value
+_CONVENTION = (r"(?:(?:on|with|under|using|for)\s+an?\s+(?:[\w-]+\s+){0,3}?(?:year|basis|convention|method|approach|"
+               r"assumption)\b|\b(?:with|without|including|excluding)\s+(?:the\s+)?convexity\b|\b[\w-]+-only\b)"
+               r"(?:[^.;\n]|\.\d){0,80}?\d")
 _TWO_CONVENTIONS = re.compile(
     rf"(?i){_CONVENTION}(?:[^.;\n]|\.\d)*[.;,]\s*(?:and\s+|but\s+|while\s+|whereas\s+)?{_CONVENTION}")
 

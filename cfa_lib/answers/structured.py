@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from xml.etree import ElementTree
 
 from pydantic import BaseModel, ValidationError
 
@@ -44,7 +45,7 @@ _FENCED_JSON = re.compile(r"(?s)(?:```[\w-]*[ \t]*\n)?(?P<json>\{.*\})\s*(?:```)
 _FENCED_BLOCK = re.compile(r"(?s)```[\w-]*[ \t]*\n(?P<block>.*?)\n?[ \t]*```")
 _YAML_LINE = re.compile(r"(?P<name>[A-Za-z_][\w.()-]*)[ \t]*:[ \t]*(?P<value>[^#\n]*?)[ \t]*(?:#.*)?")
 # the fields a grader reads first, whatever the question asks
-ANSWER_FIELDS = ("final_answer", "answer", "choice", "letter", "option", "selected", "selection", "result")
+ANSWER_FIELDS = ("final_answer", "answer", "choice", "letter", "option", "selected", "selection", "result", "final")
 
 
 def json_reply(body: str) -> dict[str, Any] | None:
@@ -57,11 +58,14 @@ def json_reply(body: str) -> dict[str, Any] | None:
 
 
 def data_block(body: str) -> tuple[dict[str, Any], str] | None:
-    """The one data block of a body (JSON object or fenced YAML mapping) and the prose around it."""
+    """The one data block of a body (JSON object, fenced YAML mapping, or a whole reply written as XML) and the
+    prose around it."""
     whole = _FENCED_JSON.fullmatch(re.sub(r"^(?i:(?:final\s+)?answer)\s*[:：]\s*", "", body.strip()))  # 'Answer: {...}'
     if whole is not None:
         parsed = _json_object(whole.group("json"))
         return None if parsed is None else (parsed, "")
+    if (document := _xml_document(body)) is not None:  # '<response><choice>A</choice>...</response>'
+        return document, ""
     blocks = list(_FENCED_BLOCK.finditer(body))
     if not blocks and (mapping := _yaml_mapping(body, minimum=3)) is not None:  # 'required_return: 10.10%' lines
         return mapping, ""
@@ -71,6 +75,33 @@ def data_block(body: str) -> tuple[dict[str, Any], str] | None:
     content = block.group("block").strip()
     parsed = _json_object(content) if content.startswith("{") else _yaml_mapping(content)
     return None if parsed is None else (parsed, body[: block.start()] + "\n" + body[block.end() :])
+
+
+_XML_WHOLE = re.compile(r"(?s)(?:```[\w-]*[ \t]*\n)?\s*(?P<xml><(?P<root>[A-Za-z_][\w-]*)>.*</(?P=root)>)\s*(?:```)?")
+
+
+_HTML_TAGS = frozenset("html body table thead tbody tr td th div p ul ol li span pre code".split())
+
+
+def _xml_document(body: str) -> dict[str, Any] | None:
+    """A reply that is one XML element, as fields: '<response><choice>A</choice></response>' is {'choice': 'A'}
+    (the root's children), '<answer>B</answer>' is {'answer': 'B'}; anything that does not parse is none."""
+    whole = _XML_WHOLE.fullmatch(body.strip())
+    if whole is None:
+        return None
+    try:
+        root = ElementTree.fromstring(whole.group("xml"))
+    except ElementTree.ParseError:
+        return None
+
+    if root.tag.lower() in _HTML_TAGS:  # an HTML table or list is laid out text, not fields
+        return None
+
+    def fields(element: ElementTree.Element) -> Any:
+        children = list(element)
+        return {child.tag: fields(child) for child in children} if children else (element.text or "").strip()
+
+    return fields(root) if len(root) else {root.tag: fields(root)}
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
@@ -140,7 +171,7 @@ def answer_fields(reply: dict[str, Any]) -> list[tuple[str, Any]]:
 
 # the fields a multiple-choice reply names its letter in ('{"final": "C"}', 'selected_option: B'); lists
 # ('"alternatives_considered": ["A", "C"]', 'rejected: [A, C]') and scores hold no answer
-LETTER_FIELDS = (*ANSWER_FIELDS, "final", "selected_option", "chosen", "chosen_option", "correct_option", "pick",
+LETTER_FIELDS = (*ANSWER_FIELDS, "selected_option", "chosen", "chosen_option", "correct_option", "pick",
                  "final_choice", "best_option")
 
 
