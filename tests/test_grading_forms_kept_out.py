@@ -8,10 +8,11 @@ says so: a deferral is cheap, a wrong verdict is a defect. From the change on th
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
-from benchmarks.grading import corpus_row
+from benchmarks.grading import corpus_question, corpus_row
 from cfa_lib.answers import grade_choice, grade_open_answer
 from cfa_lib.answers.text import clean
 
@@ -250,3 +251,40 @@ def test_a_reply_written_as_xml_is_read_by_its_fields():
     assert grade_open_answer(question, row["response"], row["finish_reason"]).verdict == "correct"
     question, row = corpus_row("S-open-053", "grading_corpus_kept_out_15")  # an HTML table is not a document
     assert grade_open_answer(question, row["response"], row["finish_reason"]).verdict == "correct"
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "form", "verdict", "letter"), [
+    # the answer label as a heading, the letter or value on its own line below
+    ("grading_corpus_kept_out_17", "U-mcq-002", "### Answer\n\n**{}**", "correct", "B"),
+    ("grading_corpus_kept_out_3", "fmcq2-059", "### Answer\n\n**{}**", "correct", "B"),
+    # 'The answer is (C).' then 'Had the $2.00 been next year's dividend, the answer would be B': '$2.00' ends no
+    # sentence, so the 'would' clause is a hypothetical
+    ("grading_corpus", "mcq-022", "The answer is **({})**.", "correct", "C"),
+    # '— ANSWER: B. Hmm, they also consider business risk ... I'll go with C.': 'Hmm' takes the line back
+    ("grading_corpus_kept_out_13", "Q-mcq-070", "The answer is **({})**.", "correct", "C"),
+    # '~~ANSWER: B~~ Correction after redoing the arithmetic ...': a struck answer line is withdrawn
+    ("grading_corpus_kept_out_14", "R-mcq-047", "The answer is **({})**.", "correct", "C"),
+])
+def test_the_answer_line_in_other_common_forms(corpus, row_id, form, verdict, letter):
+    """Each row's last 'ANSWER: X' line rewritten in another form models use: before, each of these changed the
+    row's verdict (the heading form turned correct rows incorrect)."""
+    question, row = corpus_row(row_id, corpus)
+    text = re.sub(r"(?m)^ANSWER: ([ABC])\s*$", lambda m: form.format(m.group(1)), row["response"])
+    assert text != row["response"]
+    got = grade_choice(question, text, row["finish_reason"])
+    assert (got.verdict, got.letter) == (verdict, letter), got
+
+
+def test_the_final_answer_label_as_a_heading():
+    question, row = corpus_row("H-open-003", "grading_corpus_fresh_2")
+    text = row["response"].replace("FINAL ANSWER:", "### Final Answer\n")
+    assert text != row["response"]
+    assert grade_open_answer(question, text, row["finish_reason"]).verdict == row["expected_verdict"] == "correct"
+
+
+def test_a_final_answer_heading_over_prose_is_no_answer_line():
+    """gpt-5-mini's stored easy_567 reply, cut by the study's storage: 'Final answer\\nPrice per 10'. A heading
+    counts as the answer line only when the value opens the next line."""
+    question = corpus_question({"question_id": "easy_567"})
+    text = "Sum:\nPV ≈ 2.8846153846 + 95.22925 = 98.1138653846\n\nFinal answer\nPrice per 10"
+    assert grade_open_answer(question, text).verdict == "judge"

@@ -98,7 +98,7 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
 
 def _is_hypothetical(text: str, start: int) -> bool:
     """'If the rate were annual, the answer would be A': a statement inside a conditional sentence."""
-    sentence = re.split(r"[.!?\n]\s*", text[:start])[-1]
+    sentence = re.split(r"[.!?](?!\d)\s*|\n", text[:start])[-1]  # '$2.00' ends no sentence
     return bool(re.search(r"(?i)\b(?:if|had|were|otherwise|instead)\b", sentence)) and \
         bool(re.search(r"(?i)\bwould\b", text[start : start + 40] + sentence))
 
@@ -147,8 +147,9 @@ def _label_letter(match: re.Match[str]) -> str:
 
 
 # "ANSWER: C", "answer: c", "Answer — C": the line the Format A prompt asks for, in any case, after a colon or dash
+# 'ANSWER: B', 'Final answer — B', or the label alone as a heading and the letter on the next line ('### Answer')
 _ANSWER_LINE = (
-    r"(?im)^[ \t>#*_\-•]*(?:final[ \t]+)?answer[ \t*_]*(?:[:：]|[ \t]*[-–—]+)[ \t*_~(\[]*"
+    r"(?im)^[ \t>#*_\-•]*(?:final[ \t]+)?answer(?:[ \t*_]*(?:[:：]|[ \t]*[-–—]+)|[ \t*_#]*\n\s*)[ \t*_~(\[]*"
     r"(?P<letter>[{letters}])(?![\w'’])"
 )
 # "~~A~~ C?": a retracted letter next to a doubted one (two letters); "~~B~~ A": a correction to A
@@ -253,6 +254,7 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
             said = read_choice(prose, letters).letter
             return ChoiceReading(named.pop()) if said in (None, *named) else ChoiceReading(
                 None, "the prose and the JSON answer name different letters")
+    body = re.sub(r"~~(?!\s*\(?[A-Z]\)?\s*~~)[^~\n]+~~", " ", body)  # '~~ANSWER: B~~' is withdrawn; '~~B~~ C?' kept
     body = _ordinals_as_letters(_STRUCK.sub(_struck, body), letters)
     lines = _answer_lines(body, letters)
     if lines:
@@ -267,7 +269,8 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
             start, end = end + corrected.start("letter"), end + corrected.end("letter")
             return ChoiceReading(_one_letter(body, start, end, corrected.group("letter"), letters))
         # 'Answer: B. Wait — no. Property held for resale ... is inventory. ... It's A.': taken back after the line
-        retracted = re.match(r"[)\]*.]*\s*(?i:wait|actually|no|sorry|correction)\b", body[end:])
+        retracted = re.match(r"[)\]*.]*\s*(?i:wait|actually|no|sorry|correction|hmm+|on\s+second\s+thought)\b",
+                             body[end:])
         later = _stated_choice(body[end:], letters, None).letter if retracted else None
         if later is not None and later != last.group("letter").upper():
             return ChoiceReading(later)

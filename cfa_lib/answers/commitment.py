@@ -22,7 +22,9 @@ from cfa_lib.answers.numbers import Found, Number
 from cfa_lib.answers.question_unit import asks_change, asks_difference
 
 # --- the FINAL ANSWER line -----------------------------------------------------------------------------
-_FINAL_LINE = re.compile(r"(?im)^[ \t>#*_\-•]*final[ \t]+answer[ \t*_]*[:：][ \t*_]*(?P<rest>.*)$")
+# 'FINAL ANSWER: 5.12%', or the label alone as a heading with the value on the next line ('### Final Answer')
+_FINAL_LINE = re.compile(
+    r"(?im)^[ \t>#*_\-•]*final[ \t]+answer(?:[ \t*_]*[:：][ \t*_]*(?P<rest>.*)|[ \t*_#]*)$")
 
 
 def _last_final_line(body: str) -> tuple[re.Match[str], str, str] | None:
@@ -32,10 +34,12 @@ def _last_final_line(body: str) -> tuple[re.Match[str], str, str] | None:
     if not matches:
         return None
     last = matches[-1]
-    rest = last.group("rest").strip(" *_`")
+    rest = (last.group("rest") or "").strip(" *_`")
     if rest:
         return last, rest, body[last.end() :]
     following = body[last.end() :].lstrip().split("\n", 1)
+    if last.group("rest") is None and not re.match(r"[\s*_`$€£¥(~≈+-]*\d", following[0]):
+        return None  # a heading over prose ('Final answer\nPrice per 10', cut): no answer line
     return last, following[0].strip(), following[1] if len(following) > 1 else ""
 
 
