@@ -1,0 +1,75 @@
+"""How often a grading decision changes when a response is rewritten in a way that changes nothing a grader reads.
+
+Every row of the hand-labelled corpora is graded as written and again after each rewrite below (Windows line ends,
+no-break spaces, a closing pleasantry, the answer line in another common form, ...). A careful grader gives both
+the same verdict; each change the reader makes is counted, split into changes to or from `judge` or `truncated`
+(a deferral: a judge call more or less) and changes of a decided verdict, letter or value (one of the two is
+wrong).
+
+    PYTHONPATH=. .venv/bin/python benchmarks/grading_invariance.py [CORPUS_DIR ...]
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from benchmarks.grading import DEFAULT_CORPORA, corpus_question, corpus_rows
+from cfa_lib.answers import grade_choice, grade_open_answer
+
+_ANSWER = re.compile(r"(?m)^ANSWER: ([ABC])\s*$")
+_FINAL = "FINAL ANSWER:"
+
+
+def _when(found: bool, text: str) -> str | None:
+    return text if found else None
+
+
+# name: rewrite (None when it does not apply to the text)
+REWRITES: dict[str, Callable[[str], str | None]] = {
+    "Windows line ends": lambda t: t.replace("\n", "\r\n"),
+    "no-break spaces": lambda t: t.replace(" ", "\u00a0"),
+    "narrow no-break spaces": lambda t: t.replace(" ", "\u202f"),
+    "a closing pleasantry": lambda t: t.rstrip() + "\n\nHope this helps! Let me know if you have other questions.",
+    "trailing spaces on every line": lambda t: t.replace("\n", "  \n"),
+    "curly apostrophes": lambda t: _when("'" in t, t.replace("'", "\u2019")),
+    "an ellipsis character": lambda t: _when("..." in t, t.replace("...", "\u2026")),
+    "two spaces after a sentence": lambda t: re.sub(r"([.!?]) (?=[A-Z])", r"\1  ", t),
+    "'final answer:' in lower case": lambda t: _when(_FINAL in t, t.replace(_FINAL, "final answer:")),
+    "'### Final Answer' as a heading": lambda t: _when(_FINAL in t, t.replace(_FINAL, "### Final Answer\n")),
+    "'### Answer' as a heading": lambda t: _when(bool(_ANSWER.search(t)), _ANSWER.sub(r"### Answer\n\n**\1**", t)),
+    "'The answer is **(X)**.'": lambda t: _when(bool(_ANSWER.search(t)), _ANSWER.sub(r"The answer is **(\1)**.", t)),
+    "'Final answer: X'": lambda t: _when(bool(_ANSWER.search(t)), _ANSWER.sub(r"Final answer: \1", t)),
+}
+
+
+def main(corpora: list[Path]) -> None:
+    changed: Counter[tuple[str, str]] = Counter()
+    applied: Counter[str] = Counter()
+    for corpus in corpora:
+        for kind, row in corpus_rows(corpus):
+            question = corpus_question(row)
+            grade = grade_open_answer if kind == "open" else grade_choice
+            text = row["response"] or ""
+            before = grade(question, text, row["finish_reason"])
+            for name, rewrite in REWRITES.items():
+                rewritten = rewrite(text)
+                if rewritten is None or rewritten == text:
+                    continue
+                applied[name] += 1
+                after = grade(question, rewritten, row["finish_reason"])
+                if (after.verdict, after.letter, after.value) == (before.verdict, before.letter, before.value):
+                    continue
+                deferral = bool({"judge", "truncated"} & {before.verdict, after.verdict})
+                changed[(name, "deferral or truncation" if deferral else "decided verdict or value")] += 1
+    print(f"{'rewrite':34} {'rows':>6} {'to/from judge':>14} {'decided changed':>16}")
+    for name in REWRITES:
+        print(f"{name:34} {applied[name]:>6} {changed[(name, 'deferral or truncation')]:>14} "
+              f"{changed[(name, 'decided verdict or value')]:>16}")
+
+
+if __name__ == "__main__":
+    main([Path(arg) for arg in sys.argv[1:]] or DEFAULT_CORPORA)
