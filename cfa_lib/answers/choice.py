@@ -146,8 +146,8 @@ def _label_letter(match: re.Match[str]) -> str:
     return next(match.group(g) for g in ("l1", "l2", "l3", "l4", "l5") if match.group(g)).upper()
 
 
-# "ANSWER: C", "answer: c", "Answer — C": the line the Format A prompt asks for, in any case, after a colon or dash
-# 'ANSWER: B', 'Final answer — B', or the label alone as a heading and the letter on the next line ('### Answer')
+# "ANSWER: C", "answer: c", "Final answer — C": the line the Format A prompt asks for, in any case, after a colon or
+# dash, or the label alone as a heading and the letter opening the next line ('### Answer')
 _ANSWER_LINE = (
     r"(?im)^[ \t>#*_\-•]*(?:final[ \t]+)?answer(?:[ \t*_]*(?:[:：]|[ \t]*[-–—]+)|[ \t*_#]*\n\s*)[ \t*_~(\[]*"
     r"(?P<letter>[{letters}])(?![\w'’])"

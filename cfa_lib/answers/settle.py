@@ -261,7 +261,6 @@ def key_stated_elsewhere(body: str, stem: str, reading: Reading, on_key: Match, 
     return ""
 
 
-
 def key_in_second_half(body: str, stem: str, on_key: Match, same: Callable[[Reading], bool]) -> str:
     """Why a value found without a FINAL ANSWER line and graded wrong is not a safe verdict, or '': the key's value
     stands in the second half of the response, where the conclusion lies, as an aside ('(If the $2.00 were the
@@ -277,6 +276,7 @@ def key_in_second_half(body: str, stem: str, on_key: Match, same: Callable[[Read
         if token not in stem and not same(other) and on_key(other):
             return f"the key's value, {token}, stands in the second half of a response without an answer line"
     return ""
+
 
 # what takes back a FINAL ANSWER line after it (a step or a check after the line does not; 'should be' only before a
 # value: not 'the project should be accepted')

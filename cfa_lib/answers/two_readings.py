@@ -56,9 +56,9 @@ def ambiguous_format(reading: Reading, text: str) -> str:
     after = reading.region[reading.found.end :]
     if re.fullmatch(r"\D*\d", reading.token.strip()) and re.match(r" \d{3}(?![\d,])", after):
         return f"'{reading.token.strip()}' and the three digits after it are one number grouped by a space or two"
-    if re.match(r",\d", reading.region[reading.found.end :]):
+    if re.match(r",\d", after):
         return "the committed number has a decimal comma in a text that also writes decimal points"
-    if re.match(rf"\s*[{CJK_NUMERALS}]", reading.region[reading.found.end :]) or \
+    if re.match(rf"\s*[{CJK_NUMERALS}]", after) or \
             re.search(rf"[{CJK_NUMERALS}]\s*$", reading.region[: reading.found.start]):
         return "the committed number is part of a CJK numeral the reader does not read in full ('1億6千万')"
     return ""
