@@ -1,8 +1,9 @@
 """One outcome type for every graded item of every experiment (after inspect_ai's `Score`).
 
-An answer is correct, partial (three-tier Level B), incorrect, no answer (a refusal, a hedge, no letter:
-counted, never correct), or excluded, with the reason from one closed set: a failed call or a response
-cut by the token limit is never counted wrong, and neither is a judge panel without a verdict. The
+An answer is correct, partial (three-tier Level B), incorrect, no answer (a refusal, a hedge, two letters left
+open: counted, never correct), or excluded, with the reason from one closed set: a failed call, a response cut
+by the token limit or one whose letter cannot be read is never counted wrong, and neither is a judge panel without
+a verdict. The
 results files keep the study's documented spellings (`MODEL_FAILED`, `TRUNCATED`, `answered`, level names):
 `study_files` is the one translation between the two.
 """
