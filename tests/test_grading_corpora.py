@@ -47,6 +47,8 @@ RECORDED = {
     "grading_corpus_kept_out_22": (2, 232, 247),
     # kept out while the reader changed, scored once, out of sample, at (2, 230) on the session's final reader 79450dd
     "grading_corpus_kept_out_23": (2, 230, 252),
+    # scored once, out of sample, at (3, 190) on the session's final reader e6e5370; two doubt forms fixed since
+    "grading_corpus_kept_out_24": (1, 188, 200),
 }
 
 

@@ -288,3 +288,12 @@ def test_a_final_answer_heading_over_prose_is_no_answer_line():
     question = corpus_question({"question_id": "easy_567"})
     text = "Sum:\nPV ≈ 2.8846153846 + 95.22925 = 98.1138653846\n\nFinal answer\nPrice per 10"
     assert grade_open_answer(question, text).verdict == "judge"
+
+
+@pytest.mark.parametrize("row_id", ["AB-open-060", "AB-open-105"])
+def test_corpus_24_doubts(row_id):
+    """'I'd say 15.00%. Actually, maybe 18.00%. Hard to be sure without the options.' and 'It's 4.00%. No wait,
+    5.00%. Or maybe the first one was right.': a response doubting its answer is the judge's, not graded on its
+    last value (writer AB, scored on arrival at e6e5370)."""
+    question, row = corpus_row(row_id, "grading_corpus_kept_out_24")
+    assert grade_open_answer(question, row["response"], row["finish_reason"]).verdict == "judge"

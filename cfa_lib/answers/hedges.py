@@ -168,12 +168,14 @@ _BOTH_WAYS = re.compile(r"(?i)\b(?:above|rises?|up)\b.*\bor\b.*\b(?:below|falls?
 
 
 # "Actually I'm not certain which convention the question intends.", "not sure my P(good) is right", "Hard to say.",
-# "Or was the first right? I'm going back and forth",
+# "Or was the first right? I'm going back and forth", "Or maybe the first one was right.", "Hard to be sure",
 # "= 2.0%??": a response that doubts the answer it gives, whatever it states; the judge reads it
 _UNSURE = re.compile(
     r"(?i)\b(?:not|n['’]t)\s+(?:(?:entirely|totally|completely|quite|really|so|100\s?%)\s+)?(?:sure|certain|confident)\b"
     r"|\bgoing\s+back\s+and\s+forth\b|\bsecond[\s-]guess\w*|\bor\s+was\s+the\s+first\b|\bI['’]?m\s+torn\b"
-    r"|\bunsure\b|\bI['’]?m\s+uncertain\b|\b(?:hard|impossible|difficult)\s+to\s+(?:say|tell)\b|\bcan['’]?t\s+decide\b"
+    r"|\bor\s+(?:maybe|perhaps)\s+the\s+first\s+(?:one\s+)?(?:was|is)\s+(?:right|correct)\b"
+    r"|\bunsure\b|\bI['’]?m\s+uncertain\b|\bcan['’]?t\s+decide\b"
+    r"|\b(?:hard|impossible|difficult)\s+to\s+(?:say|tell|be\s+(?:sure|certain))\b"
     r"|\d%?\?{2,}")
 
 
