@@ -191,7 +191,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
                       tolerance: float = 0.02) -> OpenGrade:
     """Grade one open-ended response against the question's key (see the module docstring for the order)."""
     key = open_key(question)
-    body = symmetric_values(spell_numbers(normalise_signs(without_struck(clean(response)))))
+    cleaned = clean(response)
+    body = symmetric_values(spell_numbers(normalise_signs(without_struck(cleaned))))
     if key is not None and key.ratio:
         body = ratios_as_fractions(body)
     reply = json_reply(body)
@@ -244,8 +245,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     settled = settle(text, question.stem, reading, key.gold.unit, match, lambda r: str(_in_stem_unit(r, question)))
     if isinstance(settled, str):
         return OpenGrade("judge", None, settled, source)
-    if settled is not None and (ambiguous := ambiguous_format(settled, clean(response)) or lone_group_on_key(
-            settled, _in_stem_unit(settled, question), clean(response), question.stem, key, tolerance)):
+    if settled is not None and (ambiguous := ambiguous_format(settled, cleaned) or lone_group_on_key(
+            settled, _in_stem_unit(settled, question), cleaned, question.stem, key, tolerance)):
         return OpenGrade("judge", None, ambiguous, source)
     if settled is None:
         if has_refusal(body):
