@@ -1,7 +1,8 @@
 """How often a grading decision changes when a response is rewritten in a way that changes nothing a grader reads.
 
 Every row of the hand-labelled corpora is graded as written and again after each rewrite below (Windows line ends,
-no-break spaces, a closing pleasantry, the answer line in another common form, ...). A careful grader gives both
+no-break spaces, a closing pleasantry, the answer line in another common form or language, the question restated
+before the reply or its numbers after it, the reply repeated in a reasoning block, ...). A careful grader gives both
 the same verdict; each change the reader makes is counted, split into changes to or from `judge` or `truncated`
 (a deferral: a judge call more or less) and changes of a decided verdict, letter or value (one of the two is
 wrong).
@@ -28,8 +29,17 @@ def _when(found: bool, text: str) -> str | None:
     return text if found else None
 
 
-# name: rewrite (None when it does not apply to the text)
-REWRITES: dict[str, Callable[[str], str | None]] = {
+_STEM_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?%?")
+
+
+def _stem_numbers(stem: str) -> str | None:
+    """The question's own numbers, listed as a reply that restates its inputs after the answer would."""
+    numbers = _STEM_NUMBER.findall(stem)
+    return ", ".join(numbers) if numbers else None
+
+
+# name: rewrite of a text (None when it does not apply to it)
+TEXT_REWRITES: dict[str, Callable[[str], str | None]] = {
     "Windows line ends": lambda t: t.replace("\n", "\r\n"),
     "no-break spaces": lambda t: t.replace(" ", "\u00a0"),
     "narrow no-break spaces": lambda t: t.replace(" ", "\u202f"),
@@ -40,9 +50,31 @@ REWRITES: dict[str, Callable[[str], str | None]] = {
     "two spaces after a sentence": lambda t: re.sub(r"([.!?]) (?=[A-Z])", r"\1  ", t),
     "'final answer:' in lower case": lambda t: _when(_FINAL in t, t.replace(_FINAL, "final answer:")),
     "'### Final Answer' as a heading": lambda t: _when(_FINAL in t, t.replace(_FINAL, "### Final Answer\n")),
+    "'**Final answer:** v'": lambda t: _when(_FINAL in t, t.replace(_FINAL, "**Final answer:**")),
+    "'Endgültige Antwort:'": lambda t: _when(_FINAL in t, t.replace(_FINAL, "Endgültige Antwort:")),
+    "'Réponse finale :'": lambda t: _when(_FINAL in t, t.replace(_FINAL, "Réponse finale :")),
     "'### Answer' as a heading": lambda t: _when(bool(_ANSWER.search(t)), _ANSWER.sub(r"### Answer\n\n**\1**", t)),
     "'The answer is **(X)**.'": lambda t: _when(bool(_ANSWER.search(t)), _ANSWER.sub(r"The answer is **(\1)**.", t)),
     "'Final answer: X'": lambda t: _when(bool(_ANSWER.search(t)), _ANSWER.sub(r"Final answer: \1", t)),
+    "a heading first": lambda t: "## Solution\n\n" + t,
+}
+
+
+def _on_text(rewrite: Callable[[str], str | None]) -> Callable[[str, str, bool], str | None]:
+    return lambda text, stem, cut: rewrite(text)
+
+
+def _inputs_listed_last(text: str, stem: str, cut: bool) -> str | None:
+    numbers = _stem_numbers(stem)
+    return None if cut or numbers is None else f"{text.rstrip()}\n\n(Inputs from the question: {numbers}.)"
+
+
+# name: rewrite of (a text, the question's stem, cut by the token limit)
+REWRITES: dict[str, Callable[[str, str, bool], str | None]] = {
+    **{name: _on_text(rewrite) for name, rewrite in TEXT_REWRITES.items()},
+    "the question restated first": lambda t, stem, cut: f"**Question.** {stem}\n\n{t}",
+    "the question's numbers listed last": _inputs_listed_last,
+    "a think block repeating the reply": lambda t, stem, cut: _when(not cut, f"<think>\n{t}\n</think>\n\n{t}"),
 }
 
 
@@ -56,7 +88,7 @@ def main(corpora: list[Path]) -> None:
             text = row["response"] or ""
             before = grade(question, text, row["finish_reason"])
             for name, rewrite in REWRITES.items():
-                rewritten = rewrite(text)
+                rewritten = rewrite(text, question.stem, row["finish_reason"] == "length")
                 if rewritten is None or rewritten == text:
                     continue
                 applied[name] += 1

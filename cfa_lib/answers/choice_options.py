@@ -90,8 +90,9 @@ def _coarser_than(token: str, options: list[str]) -> bool:
 
 def _opens_with(body: str, option: str) -> bool:
     """The response begins with the option's whole text, then a dash, a colon or a full stop ('Statement 1 — ...',
-    'Default risk. For high-quality issuers ...')."""
+    'Default risk. For high-quality issuers ...'), under a heading or not."""
     text = re.escape(option.strip().rstrip(".").strip())
+    body = re.sub(r"\A(?:[ \t]*#+[ \t][^\n]*\n)+", "", body.lstrip())  # a '## Solution' heading above it
     return bool(text) and bool(re.match(rf"(?i)[\s*_#>]*{text}[*_]*(?:\s*[—–:]|\s+-\s|\.(?:\s|$))", body))
 
 

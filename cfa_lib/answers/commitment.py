@@ -18,13 +18,19 @@ from __future__ import annotations
 import functools
 import re
 
-from cfa_lib.answers.numbers import Found, Number
+from cfa_lib.answers.numbers import Found, Number, scan_numbers, scan_values
 from cfa_lib.answers.question_unit import asks_change, asks_difference
 
 # --- the FINAL ANSWER line -----------------------------------------------------------------------------
-# 'FINAL ANSWER: 5.12%', or the label alone as a heading with the value on the next line ('### Final Answer')
+# 'FINAL ANSWER: 5.12%', or the label alone as a heading with the value on the next line ('### Final Answer'); the
+# same label in the other languages replies come in ('Endgültige Antwort:', 'Réponse finale :', '最终答案：')
+_FINAL_LABEL = (
+    r"(?:final[ \t]+answer|endg[üu]ltige[ \t]+antwort|finale[ \t]+antwort|r[ée]ponse[ \t]+finale"
+    r"|respuesta[ \t]+final|resposta[ \t]+final|risposta[ \t]+finale|最终答案|最終答案|最終回答|최종[ \t]*답(?:변)?"
+    r"|окончательный[ \t]+ответ|итоговый[ \t]+ответ)"
+)
 _FINAL_LINE = re.compile(
-    r"(?im)^[ \t>#*_\-•]*final[ \t]+answer(?:[ \t*_]*[:：][ \t*_]*(?P<rest>.*)|[ \t*_#]*)$")
+    rf"(?im)^[ \t>#*_\-•]*{_FINAL_LABEL}(?:[ \t*_]*[:：][ \t*_]*(?P<rest>.*)|[ \t*_#]*)$")
 
 
 def _last_final_line(body: str) -> tuple[re.Match[str], str, str] | None:
@@ -205,6 +211,19 @@ def restated_fact(text: str, start: int, end: int, stem: str) -> bool:
             if len(context) >= 12 and context in flat:
                 return True
     return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _stem_values(stem: str) -> frozenset[float]:
+    return frozenset(round(found.number.value, 9) for found in scan_numbers(stem))
+
+
+def lists_inputs(clause: str, stem: str) -> bool:
+    """A clause of two or more different numbers, every one of them the question's ('(Inputs: 7.020, 65.180, 25
+    bp.)', 'Given: coupon 5.5%, yield 5%, 3 years'): the inputs restated, not a result ('about 100 per 100 of par'
+    states one value)."""
+    values = {round(found.number.value, 9) for found in scan_values(clause)}  # 'P = 3/13' is one value
+    return bool(stem) and len(values) >= 2 and values <= _stem_values(stem)
 
 
 def is_aside_start(sentence: str) -> bool:

@@ -18,6 +18,7 @@ from cfa_lib.answers.commitment import (
     apply_sign_words,
     aside_number,
     is_aside,
+    lists_inputs,
     main_clause,
     restated_fact,
     restates,
@@ -301,7 +302,8 @@ def _concluding_number(body: str, stem: str = "", semicolons: bool = True) -> Re
     for skip_asides in (True, False):  # a response made only of conditional sentences still answers
         for at, sentence, continued, in_note in reversed(parts):  # a footnote's later parts are the footnote's
             clause = _committed_clause(sentence)
-            if skip_asides and (in_note or _NOTE_SENTENCE.match(clause) or is_aside(clause, stem)):
+            if lists_inputs(clause, stem) or skip_asides and (
+                    in_note or _NOTE_SENTENCE.match(clause) or is_aside(clause, stem)):
                 continue
             # after a semicolon only a stated value ('; ignoring gaps, White loses $800') overrides what came
             # before ('Margin call at $17.86; at $19.71 equity is still 36.6%')

@@ -56,6 +56,7 @@ def normalise_signs(text: str) -> str:
     else:  # '28,79 %' on the answer line of a text that otherwise writes points: no US reading of it exists
         text = _COMMA_DECIMAL.sub(lambda m: _GROUPED_DECIMAL.sub(lambda n: _as_decimal_point(n, True), m.group()),
                                   text)
+        text = _DOT_GROUPS.sub(lambda m: m.group().replace(".", ""), text)  # '€10.173.255' has one reading too
     by_spaces = any(" " in m.group() for m in _SPACE_GROUPED.finditer(text))
     text = _SPACE_GROUPED.sub(_join_space_groups, text)
     text = (_ONE_DIGIT_SPACE_GROUP if by_spaces else _SURE_ONE_DIGIT_SPACE_GROUP).sub(_join_space_groups, text)

@@ -110,7 +110,7 @@ from cfa_lib.answers.settle import (
     table_after_statement,
 )
 from cfa_lib.answers.structured import answer_fields, json_reply
-from cfa_lib.answers.text import clean, without_struck
+from cfa_lib.answers.text import clean, without_question, without_struck
 from cfa_lib.answers.two_readings import ambiguous_format, lone_group_on_key, two_readings
 from cfa_lib.answers.value_context import (
     SCALE_NAMES,
@@ -191,11 +191,11 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
                       tolerance: float = 0.02) -> OpenGrade:
     """Grade one open-ended response against the question's key (see the module docstring for the order)."""
     key = open_key(question)
-    cleaned = clean(response)
+    cleaned = without_question(clean(response), question.stem)
     body = symmetric_values(spell_numbers(normalise_signs(without_struck(cleaned))))
     if key is not None and key.ratio:
         body = ratios_as_fractions(body)
-    reply = json_reply(body)
+    reply = json_reply(body, question.stem)
     if reply is not None:
         return _graded_json(question, reply, finish_reason, tolerance)
     line = final_answer_line(body)
@@ -401,10 +401,10 @@ def grade_choice(question: Question, response: str | None, finish_reason: str | 
     question's) lets an answer by an option's value or words count as its letter; when it matches two
     options the judge decides."""
     letters = "".join(question.choices)
-    body = clean(response)
+    body = without_question(clean(response), question.stem)
     if finish_reason == "length" and not has_answer_line(body, letters):
         return OpenGrade("truncated", None, "cut by the token limit before an ANSWER line")
-    reading = read_choice(response, letters, options=question.choices if options is None else options)
+    reading = read_choice(body, letters, options=question.choices if options is None else options)
     letter = reading.letter
     if letter is None:
         if reading.doubt:

@@ -48,13 +48,14 @@ _YAML_LINE = re.compile(r"(?P<name>[A-Za-z_][\w.()-]*)[ \t]*:[ \t]*(?P<value>[^#
 ANSWER_FIELDS = ("final_answer", "answer", "choice", "letter", "option", "selected", "selection", "result", "final")
 
 
-def json_reply(body: str) -> dict[str, Any] | None:
+def json_reply(body: str, stem: str = "") -> dict[str, Any] | None:
     """The fields of an answer written as data, or None: a JSON object (bare or fenced) or a fenced YAML mapping,
-    alone or with prose around it that states no value (no number but a year: 'Net revenue reported for 2009 is
-    the net_revenue line.'; the prose of an MCQ reply is checked for letters by `choice`). An answer whose prose
-    states values is read as prose: the data block may be a worked example, not the answer."""
+    alone or with prose around it that states no value (no number but a year or one of the question's: 'Net
+    revenue reported for 2009 is the net_revenue line.', 'Inputs: 376, 5, 3%'; the prose of an MCQ reply is
+    checked for letters by `choice`). An answer whose prose states values is read as prose: the data block may be
+    a worked example, not the answer."""
     found = data_block(body)
-    return None if found is None or _states_value(found[1]) else found[0]
+    return None if found is None or _states_value(found[1], stem) else found[0]
 
 
 def data_block(body: str) -> tuple[dict[str, Any], str] | None:
@@ -69,12 +70,42 @@ def data_block(body: str) -> tuple[dict[str, Any], str] | None:
     blocks = list(_FENCED_BLOCK.finditer(body))
     if not blocks and (mapping := _yaml_mapping(body, minimum=3)) is not None:  # 'required_return: 10.10%' lines
         return mapping, ""
+    if not blocks:  # '## Solution\n\n{"pv": 1721.97, ...}': one unfenced object standing on its own lines
+        return _embedded_block(body)
     if len(blocks) != 1:
         return None
     block = blocks[0]
     content = block.group("block").strip()
     parsed = _json_object(content) if content.startswith("{") else _yaml_mapping(content)
     return None if parsed is None else (parsed, body[: block.start()] + "\n" + body[block.end() :])
+
+
+_LINE_OPENING_OBJECT = re.compile(r"(?m)^[ \t]*(?:(?i:(?:final\s+)?answer)\s*[:：]\s*)?(?=\{)")
+_LINE_OPENING_ELEMENT = re.compile(r"(?m)^[ \t]*<(?P<root>[A-Za-z_][\w-]*)>")
+
+
+def _embedded_block(body: str) -> tuple[dict[str, Any], str] | None:
+    """The one JSON object, or XML element, that opens a line and closes at the end of one, with the prose around
+    it; two such blocks, or one that does not parse, are none."""
+    found = []
+    decoder = json.JSONDecoder()
+    for start in _LINE_OPENING_OBJECT.finditer(body):
+        try:
+            parsed, end = decoder.raw_decode(body, start.end())
+        except ValueError:
+            continue
+        if isinstance(parsed, dict) and re.match(r"[ \t]*(?:\n|\Z)", body[end:]):
+            found.append((parsed, start.end(), end))
+    for start in _LINE_OPENING_ELEMENT.finditer(body):
+        if any(begin <= start.start() < end for _, begin, end in found):  # an element inside one found
+            continue
+        close = re.compile(rf"</{re.escape(start.group('root'))}>[ \t]*(?:\n|\Z)").search(body, start.end())
+        if close is not None and (document := _xml_document(body[start.start() : close.end()])) is not None:
+            found.append((document, start.start(), close.end()))
+    if len(found) != 1:
+        return None
+    parsed, start, end = found[0]
+    return parsed, body[:start] + "\n" + body[end:]
 
 
 _XML_WHOLE = re.compile(r"(?s)(?:```[\w-]*[ \t]*\n)?\s*(?P<xml><(?P<root>[A-Za-z_][\w-]*)>.*</(?P=root)>)\s*(?:```)?")
@@ -129,10 +160,16 @@ def _scalar(text: str) -> Any:
         return text.strip("'\"")
 
 
-def _states_value(prose: str) -> bool:
-    """Prose that writes a number other than a year (1900-2100) or a time index ('at t = 4')."""
+_NUMBER_TOKEN = r"\d+(?:[.,]\d+)*"
+
+
+def _states_value(prose: str, stem: str = "") -> bool:
+    """Prose that writes a number other than a year (1900-2100), a time index ('at t = 4') or one written in the
+    question."""
     prose = re.sub(r"\b[tT]\s*=\s*\d+\b", " ", prose)
-    return any(not (n.isdigit() and 1900 <= int(n) <= 2100) for n in re.findall(r"\d+(?:[.,]\d+)*", prose))
+    asked = set(re.findall(_NUMBER_TOKEN, stem))
+    return any(not (n.isdigit() and 1900 <= int(n) <= 2100) and n not in asked
+               for n in re.findall(_NUMBER_TOKEN, prose))
 
 
 _VALUE_FIELDS = ("value", "amount", "number")  # '{"answer": {"value": 3.70, "unit": "USD per share"}}'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from cfa_lib.models.thinking import split_thinking
@@ -87,3 +88,20 @@ def clean(text: str | None) -> str:
     text = re.sub(r"</?(?:b|strong|em|i|u|p|br|span|div)\b[^>]*>", " ", text, flags=re.I)
     return text.replace("**", "").replace("__", "").replace("·", "×").replace("⋅", "×")
 
+
+
+@functools.lru_cache(maxsize=4096)
+def _question_sentences(stem: str) -> re.Pattern[str] | None:
+    """The whole question, after a 'Question:' label or not, and its sentences of 30 characters or more, any run
+    of spaces or line ends between their words."""
+    sentences = [s for s in re.split(r"(?<=[.?!:])\s+", stem.strip()) if len(s) >= 30]
+    patterns = [r"\s+".join(map(re.escape, sentence.split())) for sentence in [stem, *sentences] if sentence.strip()]
+    return re.compile(r"(?:(?i:question)[ \t]*[.:][ \t]*)?(?:" + "|".join(patterns) + ")") if patterns else None
+
+
+def without_question(text: str, stem: str) -> str:
+    """The text without the question's sentences copied word for word ('**Question.** A bond ... is closest to:'
+    restated before the reply, or its inputs repeated after it): they state the question's numbers, not the
+    answer."""
+    pattern = _question_sentences(stem)
+    return text if pattern is None else pattern.sub(" ", text)

@@ -1,0 +1,82 @@
+"""Issue #31: rewrites of corpus rows that no grader reads differently, found by benchmarks/grading_invariance.py.
+
+Each case is a real corpus row, rewritten the way models often write (a heading first, the question restated
+before the reply, its inputs listed after it, the answer label in another language); before the change each
+rewrite turned the row's decided verdict, letter or value into another one. The label is the writer's, for the row
+as written.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from benchmarks.grading import corpus_row
+from cfa_lib.answers import grade_choice, grade_open_answer
+from cfa_lib.answers.structured import data_block
+
+
+def _graded(row_id: str, corpus: str, rewrite):
+    question, row = corpus_row(row_id, corpus)
+    grade = grade_choice if "mcq" in row_id else grade_open_answer
+    return grade(question, rewrite(row["response"], question.stem), row["finish_reason"]), row
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "value"), [
+    ("grading_corpus_kept_out_16", "T-open-136", 58.54),  # {"price_per_100": 58.54, "ytm": 0.045, "years": 12}
+    ("grading_corpus_kept_out_20", "X-open-048", 0.64),  # Answer: {"value": 64.0, "unit": "bps"} (key in %)
+])
+def test_a_json_reply_under_a_heading_is_read_as_json(corpus, row_id, value):
+    got, row = _graded(row_id, corpus, lambda text, stem: "## Solution\n\n" + text)
+    assert got.verdict == row["expected_verdict"] and math.isclose(got.value.value, value)
+
+
+def test_an_xml_reply_with_prose_around_it_is_read_by_its_fields():
+    got, _ = _graded("AA-mcq-031", "grading_corpus_kept_out_22",  # '<choice>A</choice><distractors>B = 18.20, ...'
+                     lambda text, stem: f"## Solution\n\n{text}\n\nThanks for asking.")
+    assert (got.verdict, got.letter) == ("correct", "A")
+    # two documents, or an element nested in one, are not one reply
+    assert data_block("<a>1</a>\n<b>2</b>") is None
+    assert data_block("Reply:\n<r>\n<choice>B</choice>\n</r>") == ({"choice": "B"}, "Reply:\n\n")
+
+
+def test_an_answer_by_the_options_words_under_a_heading():
+    got, _ = _graded("U-mcq-056", "grading_corpus_kept_out_17",  # 'Default risk. For ..., loss severity ... secondary.'
+                     lambda text, stem: "## Solution\n\n" + text)
+    assert (got.verdict, got.letter) == ("correct", "A")
+
+
+@pytest.mark.parametrize("label", ["Endgültige Antwort:", "Réponse finale :", "Respuesta final:", "最终答案："])
+def test_the_final_answer_line_in_other_languages(label):
+    # '$820,027' on the answer line, then 'should the $200,000 common dividend be added back? No ...'
+    got, _ = _graded("U-open-115", "grading_corpus_kept_out_17",
+                     lambda text, stem: text.replace("FINAL ANSWER:", label))
+    assert got.verdict == "correct" and math.isclose(got.value.value, 820027)
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "letter"), [
+    ("grading_corpus_kept_out_12", "P-open-222", "no_answer", None),  # a refusal: the stem's $50,000 is no answer
+    ("grading_corpus_kept_out_6", "J-mcq-085", "correct", "C"),  # '(42 − 65 + 2)/65 = −32.3%' after the stem
+    ("grading_corpus_kept_out_24", "AB-open-038", "incorrect", None),  # {"answer": 41.0, "confidence": 0.86}
+    ("grading_corpus_fresh", "fopen-145", "no_answer", None),  # a reasoning block and nothing after it
+])
+def test_the_question_restated_before_the_reply(corpus, row_id, verdict, letter):
+    got, _ = _graded(row_id, corpus, lambda text, stem: f"**Question.** {stem}\n\n{text}")
+    assert (got.verdict, got.letter) == (verdict, letter), got
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "inputs", "value"), [
+    ("grading_corpus_kept_out_11", "O-open-048", "376, 3%", 1721.97),  # {"pv": 1721.97, "payments": 5, ...}
+    # 'FINAL ANSWER: €10.173.255' and inputs written with decimal points: two dot groups have one reading
+    ("grading_corpus_kept_out_2", "eopen-011", "10, 6.5, 6.0", 10173255),
+])
+def test_the_questions_inputs_listed_after_the_reply(corpus, row_id, inputs, value):
+    got, row = _graded(row_id, corpus, lambda text, stem: f"{text.rstrip()}\n\n(Inputs: {inputs}.)")
+    assert got.verdict == row["expected_verdict"] and math.isclose(got.value.value, value)
+
+
+def test_one_value_said_twice_is_no_list_of_inputs():
+    """'about 100 per 100 of par value' states 100, which the stem also writes ('per 100 of par'): a result."""
+    got, row = _graded("open-217", "grading_corpus", lambda text, stem: text)
+    assert got.verdict == row["expected_verdict"] == "incorrect" and got.value.value == 100
