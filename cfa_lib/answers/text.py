@@ -91,17 +91,19 @@ def clean(text: str | None) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _question_sentences(stem: str) -> re.Pattern[str] | None:
-    """The whole question, after a 'Question:' label or not, and its sentences of 30 characters or more, any run
-    of spaces or line ends between their words."""
+def _question_sentences(stem: str) -> tuple[str, ...]:
+    """The whole question and its sentences of 30 characters or more, each with its words one space apart."""
     sentences = [s for s in re.split(r"(?<=[.?!:])\s+", stem.strip()) if len(s) >= 30]
-    patterns = [r"\s+".join(map(re.escape, sentence.split())) for sentence in [stem, *sentences] if sentence.strip()]
-    return re.compile(r"(?:(?i:question)[ \t]*[.:][ \t]*)?(?:" + "|".join(patterns) + ")") if patterns else None
+    return tuple(flat for sentence in [stem, *sentences] if (flat := " ".join(sentence.split())))
 
 
 def without_question(text: str, stem: str) -> str:
     """The text without the question's sentences copied word for word ('**Question.** A bond ... is closest to:'
-    restated before the reply, or its inputs repeated after it): they state the question's numbers, not the
-    answer."""
-    pattern = _question_sentences(stem)
-    return text if pattern is None else pattern.sub(" ", text)
+    restated before the reply, or its inputs repeated after it), after a 'Question:' label or not, whatever the
+    spaces and line ends between their words: they state the question's numbers, not the answer."""
+    flat = " ".join(text.split())
+    copied = [sentence for sentence in _question_sentences(stem) if sentence in flat]
+    if not copied:  # most replies: no pattern to build
+        return text
+    patterns = [r"\s+".join(map(re.escape, sentence.split())) for sentence in copied]
+    return re.sub(r"(?:(?i:question)[ \t]*[.:][ \t]*)?(?:" + "|".join(patterns) + ")", " ", text)
