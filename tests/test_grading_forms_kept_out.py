@@ -1,4 +1,4 @@
-"""Issue #31: the forms kept-out corpora 14 to 20 found, each after that corpus's one out-of-sample scoring.
+"""Issue #31: the forms kept-out corpora 14 to 26 found, each after that corpus's one out-of-sample scoring.
 
 Every case is a row of the corpus as its blind writer wrote and labelled it; each failed before the change (a
 confident verdict other than the label). Where the reader now defers to the judge instead of deciding, the test
@@ -297,3 +297,22 @@ def test_corpus_24_doubts(row_id):
     last value (writer AB, scored on arrival at e6e5370)."""
     question, row = corpus_row(row_id, "grading_corpus_kept_out_24")
     assert grade_open_answer(question, row["response"], row["finish_reason"]).verdict == "judge"
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "value", "letter"), [
+    # '**$66 million** (i.e. $66,000,000, or about $0.07 billion)': one value restated, rounded, not a hedge
+    (25, "AC-open-125", "correct", 66_000_000, None),
+    # 'I get CHF 869. Double-check: the other candidate figure, CHF 1,087, comes from a different convention ...'
+    (26, "AD-open-055", "judge", None, None),  # (incorrect; it read the key's 1,087 after the double-check)
+    # '... it could also be 0.61 if I misread the timing. Leaning towards 0.39 but I'm not certain.' (incorrect)
+    (26, "AD-open-068", "judge", None, None),
+    (26, "AD-mcq-020", "correct", None, "A"),  # 'Correct choice → **a)**'
+    (26, "AD-mcq-097", "correct", None, "A"),  # '... B and C can be ruled out.'
+])
+def test_corpora_25_and_26_forms(corpus, row_id, verdict, value, letter):
+    """Writers AC and AD's misses on arrival (40e0e2a); where the reader now defers, the label is in the comment."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_choice if "mcq" in row_id else grade_open_answer
+    got = grade(question, row["response"], row["finish_reason"])
+    assert (got.verdict, got.letter) == (verdict, letter), got
+    assert value is None or math.isclose(got.value.value, value)

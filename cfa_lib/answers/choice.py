@@ -42,7 +42,7 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         r"(?i:\bfinal\s+answer(?:\s+(?:is|would\s+be|will\s+be))?"
         r"|\b(?:answer|ans)(?:\s+(?:choice|option))?\s*(?:is|would\s+be|should\s+be|must\s+be|will\s+be|[:=：]|[-–—]+)"
         r"|\banswer\s*(?=\(\s*[A-Z]\s*\))"
-        r"|\b(?:correct|right|best|final|most\s+appropriate|most\s+accurate)\s+(?:option|choice|response|selection|letter)\s*(?:is|would\s+be|[:=])"  # noqa: E501
+        r"|\b(?:correct|right|best|final|most\s+appropriate|most\s+accurate)\s+(?:option|choice|response|selection|letter)\s*(?:is|would\s+be|[:=]|→|->|=>)"  # noqa: E501
         r"|\b(?:option|choice|selection|letter)\s*(?:[:=：]|[-–—]+)"  # "Chosen option — C", "choice: b"
         r"|\b(?:final|chosen|selected|picked)\s*(?:[:=：]|[-–—]+)"  # "FINAL: a", "Chosen: B"
         r"|\bfinal\s+(?:choice|pick|selection|letter|option)\s*(?:is|[:=：]|[-–—]+)"  # "Final pick: c"
@@ -349,7 +349,8 @@ def _eliminations(body: str, letters: str) -> list[tuple[int, int, str]]:
     """'B and C are wrong.': the one letter left, as a statement at the end of the sentence."""
     found = []
     for m in re.finditer(rf"(?<![\w'’])(?:(?i:options?)\s+)?(?P<a>[{letters}])\s*(?:,|&|\band\b)\s*(?:(?i:option)\s+)?"
-                         rf"(?P<b>[{letters}])\s+(?i:are|were)\s+(?i:both\s+|all\s+)?(?i:wrong|incorrect|eliminated|"
+                         rf"(?P<b>[{letters}])\s+(?i:are|were|can\s+be|may\s+be|should\s+be|must\s+be)\s+"
+                         r"(?i:both\s+|all\s+)?(?i:wrong|incorrect|eliminated|"
                          r"ruled\s+out|out|false|invalid)\b", body):
         left = set(letters) - {m.group("a"), m.group("b")}
         if len(left) == 1 and m.group("a") != m.group("b"):

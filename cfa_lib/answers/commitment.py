@@ -100,7 +100,7 @@ _ASIDE_START = re.compile(
     r"(?i)^[\s>*#\-•\d.)]*(?:\(|for\s+reference|for\s+comparison|compare\b|compared\b|by\s+contrast|"
     r"in\s+contrast|by\s+symmetry|in\s+other\s+words|that\s+is\b|that\s+corresponds|this\s+corresponds|"
     r"this\s+means|of\s+this\b|of\s+which\b|if\b|had\b|were\b|note\b|nb\b|alternatively\b|otherwise\b|"
-    r"instead\b|multiplying\b|dividing\b|expressed\b|equivalently\b|as\s+a\s+check\b|check(?:ing)?\b|"
+    r"instead\b|multiplying\b|dividing\b|expressed\b|equivalently\b|as\s+a\s+check\b|(?:double[\s-]?)?check(?:ing)?\b|"
     r"verification\b|verify\b|sanity\b|assum|where\b|here\b|let\s+me\s+know|i\s+can\b|would\s+you\b|"
     r"feel\s+free|rounded\b|this\s+assumes|caveat|disclaimer|for\s+example\b|e\.g\.|on\s+an?\s+[\w\s-]{0,30}basis\b|"
     r"under\s+the\s+[\w\s-]{0,30}(?:method|approach|convention)\b[^.]*\bwould\b)"

@@ -203,17 +203,19 @@ _ANSWER_MARKER = re.compile(
     # 'Either 0.65 or 0.40; if forced to choose, 0.65.'
     r"|\bif\s+(?:I['’]?m\s+|I\s+am\s+)?(?:forced|made|pushed)\s+to\s+(?:choose|pick)(?:\s+one)?\s*[,:]"
     r"|\bif\s+I\s+(?:had|have|must)\s+to\s+(?:choose|pick)(?:\s+one)?\s*[,:]"
+    r"|\b(?:I['’]?m\s+|I\s+am\s+|I\s+)?lean(?:ing|s)?\s+(?:towards?|to)\b"  # '... could be 0.61. Leaning towards 0.39'
+
     r"|^[ \t#>*_]*(?:answer|result|conclusion)[ \t*_]*:?[ \t*_]*$)"  # a heading: "### Result", "**Answer**"
 )
 _NOTE_MARK = r"[¹²³⁴⁵⁶⁷⁸⁹†‡]|\[\d+\]"  # a footnote's marker
 # a footnote, a check, an explanation under the answer: every part of its sentence is the note's ('Check: ...; there
 # are 4 quarters and p = 0.94.', 'Explanation: ... terminal value at t = 2.', 'Intermediate figures: 12.08, 18.88.')
 _FOOTNOTE = re.compile(
-    rf"(?i)^[\s>*#\-•]*(?:{_NOTE_MARK}|(?:check|checking|verification|sanity\s+check|note|nb|sensitivity|scenario"
+    rf"(?i)^[\s>*#\-•]*(?:{_NOTE_MARK}|(?:(?:double[\s-]?)?check|checking|verification|sanity\s+check|note|nb|sensitivity|scenario"
     r"|intermediate\s+(?:figures|values|results|steps)|explanation)\s*:)")
 _NOTE_SENTENCE = re.compile(
     r"(?i)^[\s>*#\-•]*(?:(?:sensitivity|scenario|aside|for\s+context|bonus)\s*:\s*)?"  # 'Sensitivity: if ...'
-    rf"(?:\(|{_NOTE_MARK}|note\b|nb\b|check\b|checking\b|verification\b|verify\b|sanity\b|assum|if\b|"
+    rf"(?:\(|{_NOTE_MARK}|note\b|nb\b|(?:double[\s-]?)?check\b|checking\b|verification\b|verify\b|sanity\b|assum|if\b|"
     r"where\b|here\b|let\s+me\s+know|i\s+can\b|would\s+you\b|feel\s+free|rounded\b|this\s+assumes|"
     r"caveat|disclaimer|alternatively\b|for\s+example\b|e\.g\.)"
 )
@@ -246,7 +248,7 @@ def read_body(body: str, stem: str = "", line: bool = False) -> Reading | None:
         reading = _best_in(rows[0].group("cells"), at=rows[0].start("cells"), explicit=True, stem=stem)
         if reading is not None:
             return reading
-    markers = [m for m in _ANSWER_MARKER.finditer(body) if not _HYPOTHETICAL.search(_line_before(body, m.start()))
+    markers = [m for m in _ANSWER_MARKER.finditer(body) if not _HYPOTHETICAL.search(_sentence_before(body, m.start()))
                and not in_parentheses(body, m.start())]
     if markers:
         region = _answer_region(body, markers[-1].end())
@@ -272,8 +274,10 @@ def in_parentheses(body: str, position: int) -> bool:
     return open_at >= 0 and body.rfind(")", open_at, position) < 0 and "\n\n" not in body[open_at:position]
 
 
-def _line_before(body: str, position: int) -> str:
-    return body[body.rfind("\n", 0, position) + 1 : position]
+def _sentence_before(body: str, position: int) -> str:
+    """The text of the marker's sentence before it ('If ..., the answer would be'), within its line."""
+    line = body[body.rfind("\n", 0, position) + 1 : position]
+    return re.split(r"(?<=[.!?])\s+", line)[-1]
 
 
 def _answer_region(body: str, start: int) -> str | None:

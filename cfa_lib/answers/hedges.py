@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 from cfa_lib.answers.commitment import from_stem, has_refusal, is_aside_start, sentence_spans, sentences
-from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, relative_error, scan_numbers, scan_values
+from cfa_lib.answers.key import rounding_step
+from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, relative_error, scan_numbers, scan_values
 
 # --- hedges ----------------------------------------------------------------------------------------------
 _NUM = r"[-+]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?"
@@ -154,9 +155,27 @@ def _two_values(sentence: str, stem: str) -> bool:
         if re.match(r"\s*\)\s*[=≈]", sentence[pair.end() :]):
             continue  # "P(X = 3, 4 or 5) = 3 × (1/20)": the outcomes an expression's argument counts
         if a and b and relative_error(a[0].number, b[0].number) > 1e-9 and not both_ways and not from_stem(
-                sentence, pair.start(), pair.end(), stem):
+                sentence, pair.start(), pair.end(), stem) and not _rounded_restatement(pair):
             return True
     return False
+
+
+_APPROXIMATELY = re.compile(r"(?i)\b(?:about|approximately|roughly|around|circa|some)\b|[≈~]")
+
+
+def _rounded_restatement(pair: re.Match[str]) -> bool:
+    """'$66,000,000, or about $0.07 billion': the second value, said to be approximate, is the first written to
+    fewer digits; one value restated, not an alternative ('8.0% or about 8.16%' offers two)."""
+    first, second = pair.group("a") or pair.group("a2"), pair.group("b") or pair.group("b2")
+    between = pair.string[pair.end("a" if pair.group("a") else "a2") : pair.start("b" if pair.group("b") else "b2")]
+
+    def read(text: str) -> Number | None:
+        found = scan_numbers(text)
+        return found[0].number if found else None
+    a, b, step = read(first), read(second), rounding_step(second, read)
+    coarser = step is not None and step > (rounding_step(first, read) or 0)
+    return bool(_APPROXIMATELY.search(between)) and a is not None and b is not None and a.unit == b.unit and \
+        coarser and abs(a.value - b.value) <= step / 2 * (1 + 1e-9)
 
 
 # "rise above $511.03 or fall below $474.47": the two bounds of one answer (breakevens), not two answers
