@@ -71,7 +71,7 @@ def test_letter_forms(corpus, row_id, verdict, letter):
     (19, "W-open-078", "correct", 0.65),  # 'Either 0.65 or 0.40; if forced to choose, 0.65.'
     (20, "X-open-037", "correct", 58.97),  # 'Per 1,000 of par the price is 589.7', asked per 100 of par
     (20, "X-open-048", "correct", 0.64),  # 'Answer: {"value": 64.0, "unit": "bps"}' against '64 bps'
-    (20, "X-open-050", "judge", None),  # '<answer>$416,002</answer> <note>$277,778 if rounded ...</note>'
+    (20, "X-open-050", "incorrect", 416_002),  # '<answer>$416,002</answer> <note>$277,778 if rounded ...</note>'
     (20, "X-open-090", "correct", -21.5),  # 'the answer is 21.5% (a decline)' against −21.5%
     (20, "X-open-126", "incorrect", 270),  # 'Answer: $210.00 … Edit: …, so the answer changes to $270.00.'
     (20, "X-open-143", "correct", 5.0),  # 'FINAL ANSWER: 5.00%' as the last words of a reply cut for length
@@ -316,3 +316,26 @@ def test_corpora_25_and_26_forms(corpus, row_id, verdict, value, letter):
     got = grade(question, row["response"], row["finish_reason"])
     assert (got.verdict, got.letter) == (verdict, letter), got
     assert value is None or math.isclose(got.value.value, value)
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "letter"), [
+    (26, "AD-open-039", "correct", None),  # YAML 'result:' holding indented 'value: 14.0' and 'unit: "%"'
+    (26, "AD-open-041", "no_answer", None),  # {"answer": null, "reason": "The question cannot be answered without ..."}
+    (26, "AD-open-067", "no_answer", None),  # 'As an AI language model, I can't provide specific ... advice.'
+    (26, "AD-mcq-033", "correct", "A"),  # '<analysis>...</analysis>\n<answer>A</answer>': sibling elements
+    (26, "AD-mcq-039", "correct", "B"),  # '<final choice="B"/>': a letter in an attribute
+    (26, "AD-mcq-060", "correct", "B"),  # 'Resposta correta: alternativa B'
+    (26, "AD-mcq-061", "correct", "C"),  # '所以应选第三个选项' (so choose the third option)
+    (26, "AD-mcq-062", "correct", "B"),  # 'الإجابة: ب ($119 million)' (answer: B, in Arabic letters)
+    (26, "AD-mcq-078", "no_answer", None),  # 'I get 1,300.5. None of the options match this figure.'
+    (25, "AC-mcq-034", "no_answer", None),  # 'I get −40.4500%, which is not exactly any of the listed options.'
+    (26, "AD-mcq-100", "correct", "C"),  # '| C | £883 | Correct |' among rows marked 'Incorrect'
+    (23, "Z-open-049", "correct", None),  # '<reasoning>…</reasoning>\n<answer>10.88×</answer>': a multiple's sign
+])
+def test_corpus_26_forms_it_deferred(corpus, row_id, verdict, letter):
+    """Forms writer AD's set sent to the judge on arrival (coverage 89.6 %), now decided; the same rules decide 18
+    rows of earlier corpora that went to the judge too, each as its writer labelled it."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_choice if "mcq" in row_id else grade_open_answer
+    got = grade(question, row["response"], row["finish_reason"])
+    assert (got.verdict, got.letter) == (verdict, letter) == (row["expected_verdict"], row.get("expected_letter")), got

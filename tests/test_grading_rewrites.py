@@ -36,8 +36,9 @@ def test_an_xml_reply_with_prose_around_it_is_read_by_its_fields():
     got, _ = _graded("AA-mcq-031", "grading_corpus_kept_out_22",  # '<choice>A</choice><distractors>B = 18.20, ...'
                      lambda text, stem: f"## Solution\n\n{text}\n\nThanks for asking.")
     assert (got.verdict, got.letter) == ("correct", "A")
-    # two documents, or an element nested in one, are not one reply
-    assert data_block("<a>1</a>\n<b>2</b>") is None
+    # sibling elements are one reply's fields; two with prose between them are not one reply
+    assert data_block("<a>1</a>\n<b>2</b>") == ({"a": "1", "b": "2"}, "")
+    assert data_block("<a>1</a>\nThen:\n<b>2</b>") is None
     assert data_block("Reply:\n<r>\n<choice>B</choice>\n</r>") == ({"choice": "B"}, "Reply:\n\n")
 
 

@@ -34,7 +34,7 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
     filler = (
         r"(?:(?:(?i:therefore|thus|clearly|likely|most\s+likely|probably|then|indeed|either|both|option|choice|letter)\b"
         # '答え：選択肢C' (answer: option C), 'Respuesta: la opción a'
-        r"|選択肢|选项|選項|선택지|보기|(?i:(?:la\s+|l['’])?(?:opci[óo]n|op[çc][ãa]o|opzione)))"
+        r"|選択肢|选项|選項|선택지|보기|(?i:(?:la\s+|l['’]|a\s+)?(?:opci[óo]n|op[çc][ãa]o|opzione|alternativa)))"
         + deco
         + r")*"
     )
@@ -50,6 +50,7 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         r"|\bI['’]d\s+(?:choose|select|pick|go\s+with)"
         r"|\bmy\s+(?:final\s+)?(?:answer|choice|pick|selection)\s*(?:is|would\s+be|[:=])"
         r"|答案\s*(?:是|为|[:：])|(?:答え|正解|정답|최종\s*답)\s*(?:は|은|는)?\s*[:：]?"  # Chinese, Japanese, Korean
+        r"|(?:应|应该|应当|故|所以)选(?:择)?"  # '所以应选 C' (so choose C)
         r"|\b(?:la\s+bonne\s+r[ée]ponse\s+est|la\s+respuesta\s+correcta\s+es|a\s+resposta\s+correta\s+[ée]|"
         r"la\s+risposta\s+corretta\s+[èe]|die\s+richtige\s+antwort\s+ist)\b"
         r"|\b(?:respuesta|r[ée]ponse|resposta|antwort|risposta|cevap|ответ)"
@@ -201,12 +202,21 @@ def _ordinals_as_letters(body: str, letters: str) -> str:
                   lambda m: letter(_ORDINALS[m.group(1).lower()], m.group()), body)
     body = re.sub(r"(?i)\b(?:option|choice)\s+(one|two|three|four|five)\b",
                   lambda m: letter(_COUNTED[m.group(1).lower()], m.group()), body)
+    # '所以应选第三个选项' (so choose the third option)
+    body = re.sub(r"第([一二三四五])(?:个|個)?(?:选项|選項|選択肢)",
+                  lambda m: letter("一二三四五".index(m.group(1)), m.group()), body)
     return re.sub(r"(?i)\b(?:option|choice)\s*#\s*([1-5])\b", lambda m: letter(int(m.group(1)) - 1, m.group()), body)
+
+
+# 'الإجابة: ب' (answer: B): Arabic options are lettered أ، ب، ج in their alphabet's old order
+_ARABIC_ANSWER = re.compile(r"(?:الإجابة|الجواب)(?:\s+الصحيحة)?\s*[:：]?\s*(?P<letter>[أبجد])(?!\w)")
 
 
 def latin_letters(body: str) -> str:
     """A letter written in another script as its Latin twin, where it stands alone before punctuation or the end
-    of a line ('Ответ: А' is A); a Russian word such as the preposition 'В соответствии' is left alone."""
+    of a line ('Ответ: А' is A), or after an Arabic answer label ('الإجابة: ب' is 'Answer: B'); a Russian word such
+    as the preposition 'В соответствии' is left alone."""
+    body = _ARABIC_ANSWER.sub(lambda m: f"Answer: {'ABCD'['أبجد'.index(m.group('letter'))]}", body)
     return _LONE_LOOKALIKE.sub(lambda m: m.group().translate(_LOOKALIKES), body)
 
 
@@ -312,6 +322,8 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
     if label is not None or weak:
         named = weak | ({label} if label else set())
         return ChoiceReading(named.pop()) if len(named) == 1 else ChoiceReading(None, "two letters are named")
+    if _NO_OPTION_FITS.search(body):  # 'I get 1,300.5. None of the options match this figure.'
+        return ChoiceReading(None, no_choice="the response says no option matches")
     if _offers_two(body, letters):
         # '≈ $33.71. ~~B~~ C?', 'either B or A': two letters left open, whatever the value
         return ChoiceReading(None, no_choice="two letters are left open")
@@ -326,6 +338,12 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
     if reading.letter is None and not reading.doubt and _CYRILLIC_VE.search(body):
         return ChoiceReading(None, "a Cyrillic В is named: B by its shape, C by its place in А, Б, В")
     return reading
+
+
+_NO_OPTION_FITS = re.compile(
+    r"(?i)\b(?:none\s+of\s+the\s+(?:listed\s+|given\s+|three\s+)?(?:options|choices|answers)\s+(?:match(?:es)?|fits?|"
+    r"is\s+(?:right|correct|exact))|neither\s+(?:one\s+)?(?:option\s+)?match(?:es)?|not\s+exactly\s+any\s+of\s+the\s+"
+    r"(?:listed\s+|given\s+)?(?:options|choices)|falls\s+between\s+options)\b")
 
 
 def _letters_named_alone(body: str, letters: str) -> str:
@@ -358,9 +376,9 @@ def _eliminations(body: str, letters: str) -> list[tuple[int, int, str]]:
     return found
 
 
-# '| A | 3.11% | ✅ selected |': the one row of a table a reply marks as its choice
-_MARKED = re.compile(r"(?i)✅|✔|☑|\b(?:selected|chosen|my\s+(?:answer|pick))\b")
-_UNMARKED = re.compile(r"(?i)❌|✗|✘|\bnot\s+(?:selected|chosen)\b")
+# '| A | 3.11% | ✅ selected |', '| C | £883 | Correct |': the one row of a table a reply marks as its choice
+_MARKED = re.compile(r"(?i)✅|✔|☑|✓|\b(?:selected|chosen|my\s+(?:answer|pick)|correct)\b")
+_UNMARKED = re.compile(r"(?i)❌|✗|✘|\bnot\s+(?:selected|chosen|correct)\b|\bincorrect\b")
 
 
 def _marked_row(body: str, letters: str) -> str | None:

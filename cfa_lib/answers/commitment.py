@@ -69,6 +69,9 @@ _REFUSAL = re.compile(
     r"|\bif\s+you\s+(?:share|send|provide|paste|include|supply)\b"
     r"|\bI(?:['’]m|\s+am)\s+(?:not\s+able|unable)\b|\bunable\s+to\s+(?:answer|compute|determine)\b"
     r"|\bI\s+(?:can['’]?t|cannot|can\s+not)\s+(?:answer|compute|determine|complete|select|pick|judge|evaluate|tell|see|help\s+with)\b"
+    # 'I can't provide specific financial or investment advice' ('While I cannot provide examples, ...' concedes)
+    r"|\bI\s+(?:can['’]?t|cannot|can\s+not)\s+(?:provide|give|offer)\s+(?:[\w-]+\s+){0,4}?(?:advice|an?\s+answer)\b"
+    r"|\b(?:cannot|can['’]?t|can\s+not)\s+be\s+(?:answered|computed|determined|calculated)\s+without\b"
     r"|\bI['’]d\s+need\s+to\s+see\b|\bI['’]d\s+rather\s+not\s+guess\b|\bnot\s+comfortable\s+giving\b"
     r"|\bavoid\s+guessing\b|\b(?:options|choices)\s+(?:are\s+|were\s+)?(?:missing|not\s+(?:provided|shown|included|given))"
     r"|\bI\s+don['’]t\s+have\s+the\s+(?:data|information|exhibit)\b"

@@ -108,31 +108,39 @@ def _embedded_block(body: str) -> tuple[dict[str, Any], str] | None:
     return parsed, body[:start] + "\n" + body[end:]
 
 
-_XML_WHOLE = re.compile(r"(?s)(?:```[\w-]*[ \t]*\n)?\s*(?P<xml><(?P<root>[A-Za-z_][\w-]*)>.*</(?P=root)>)\s*(?:```)?")
+_XML_WHOLE = re.compile(r"(?s)(?:```[\w-]*[ \t]*\n)?\s*(?P<xml><[A-Za-z_].*>)\s*(?:```)?")
 
 
 _HTML_TAGS = frozenset("html body table thead tbody tr td th div p ul ol li span pre code".split())
 
 
 def _xml_document(body: str) -> dict[str, Any] | None:
-    """A reply that is one XML element, as fields: '<response><choice>A</choice></response>' is {'choice': 'A'}
-    (the root's children), '<answer>B</answer>' is {'answer': 'B'}; anything that does not parse is none."""
+    """A reply written as XML, as fields: one element's children ('<response><choice>A</choice>...</response>' is
+    {'choice': 'A', ...}), sibling elements ('<analysis>...</analysis><answer>C</answer>' is {'analysis': ...,
+    'answer': 'C'}), attributes as fields ('<final choice="B"/>' is {'final': {'choice': 'B'}}, the text of an
+    element with attributes its 'value'); anything that
+    does not parse, and HTML (a table, a list: laid out text), is none."""
     whole = _XML_WHOLE.fullmatch(body.strip())
     if whole is None:
         return None
     try:
-        root = ElementTree.fromstring(whole.group("xml"))
+        reply = ElementTree.fromstring(f"<reply>{whole.group('xml')}</reply>")
     except ElementTree.ParseError:
         return None
-
-    if root.tag.lower() in _HTML_TAGS:  # an HTML table or list is laid out text, not fields
-        return None
+    if any(element.tag.lower() in _HTML_TAGS for element in reply.iter()) or (reply.text or "").strip() or any(
+            (element.tail or "").strip() for element in reply.iter()):
+        return None  # HTML, or prose between the elements
 
     def fields(element: ElementTree.Element) -> Any:
-        children = list(element)
-        return {child.tag: fields(child) for child in children} if children else (element.text or "").strip()
+        children, text = list(element), (element.text or "").strip()
+        if not children and not element.attrib:
+            return text
+        if not children and text:  # '<final_answer currency="$">50963.98</final_answer>'
+            return {**element.attrib, "value": text}
+        return {**element.attrib, **{child.tag: fields(child) for child in children}}
 
-    return fields(root) if len(root) else {root.tag: fields(root)}
+    only = list(reply)
+    return fields(only[0]) if len(only) == 1 and len(only[0]) else fields(reply)
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
@@ -144,13 +152,23 @@ def _json_object(text: str) -> dict[str, Any] | None:
 
 
 def _yaml_mapping(text: str, minimum: int = 2) -> dict[str, Any] | None:
-    """A flat YAML mapping of `minimum` or more 'name: value' lines (values kept as text, numbers as numbers); a
+    """A YAML mapping of `minimum` or more 'name: value' lines (values kept as text, numbers as numbers), a name
+    with nothing after it holding the more indented lines below it ('result:\n  value: 14.0\n  unit: "%"'); a
     whole reply written so without a fence needs three."""
     lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     matches = [_YAML_LINE.fullmatch(line.strip()) for line in lines]
     if len(matches) < minimum or not all(matches):
         return None
-    return {m.group("name"): _scalar(m.group("value")) for m in matches if m is not None}
+    mapping: dict[str, Any] = {}
+    parent, indent = None, 0
+    for line, m in zip(lines, matches, strict=True):
+        depth = len(line) - len(line.lstrip())
+        if parent is not None and depth > indent:
+            mapping[parent] = {**(mapping[parent] or {}), m.group("name"): _scalar(m.group("value"))}
+            continue
+        parent, indent = (m.group("name"), depth) if not m.group("value") else (None, 0)
+        mapping[m.group("name")] = _scalar(m.group("value")) if m.group("value") else None
+    return mapping
 
 
 def _scalar(text: str) -> Any:

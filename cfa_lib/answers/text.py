@@ -78,7 +78,7 @@ def no_break_spaces(text: str) -> str:
 def clean(text: str | None) -> str:
     """The answer part of a response as plain text: one line end, no-break spaces as spaces (between digits they
     group thousands), reasoning blocks and closing pleasantries dropped, full-width characters as their ASCII
-    forms, vulgar fractions as decimals, LaTeX and markup unwrapped."""
+    forms, vulgar fractions as decimals, LaTeX and markup unwrapped, a multiple's sign ('10.88×') as 'x'."""
     text = (text or "").replace("\r\n", "\n").replace("\r", "\n")  # Windows and old Mac line ends
     text = split_thinking(no_break_spaces(text))[0].translate(_FULL_WIDTH)
     text = _CLOSERS.sub("", text)
@@ -86,7 +86,8 @@ def clean(text: str | None) -> str:
         text = _VULGAR_AFTER.sub(_vulgar, text)
     text = _unwrap_latex(text)
     text = re.sub(r"</?(?:b|strong|em|i|u|p|br|span|div)\b[^>]*>", " ", text, flags=re.I)
-    return text.replace("**", "").replace("__", "").replace("·", "×").replace("⋅", "×")
+    text = text.replace("**", "").replace("__", "").replace("·", "×").replace("⋅", "×")
+    return re.sub(r"(?<=\d)×(?![ \t]*[\d(])", "x", text)  # a multiple, '10.88×', as '10.88x'; '2 × 3' stays
 
 
 
