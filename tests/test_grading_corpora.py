@@ -18,7 +18,7 @@ RECORDED = {
     "grading_corpus_kept_out_2": (0, 308, 350),
     "grading_corpus_kept_out_3": (0, 157, 170),
     "grading_corpus_kept_out_4": (0, 145, 160),
-    "grading_corpus_fresh_2": (0, 289, 310),
+    "grading_corpus_fresh_2": (0, 290, 310),
     "grading_corpus_kept_out_5": (0, 235, 251),
     "grading_corpus_kept_out_6": (1, 271, 297),
     "grading_corpus_kept_out_7": (0, 268, 292),

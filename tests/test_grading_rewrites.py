@@ -81,3 +81,12 @@ def test_one_value_said_twice_is_no_list_of_inputs():
     """'about 100 per 100 of par value' states 100, which the stem also writes ('per 100 of par'): a result."""
     got, row = _graded("open-217", "grading_corpus", lambda text, stem: text)
     assert got.verdict == row["expected_verdict"] == "incorrect" and got.value.value == 100
+
+
+def test_a_refusal_that_restates_one_of_the_questions_numbers_commits_to_none():
+    """'Please provide the answer choices; I can't select the closest value without them.' then '(Duration given:
+    7.020.)': a refusal still; the same number after an answer marker is a committed answer (an echo may be right)."""
+    got, row = _graded("open-182", "grading_corpus", lambda text, stem: f"{text}\n\n(Duration given: 7.020.)")
+    assert got.verdict == row["expected_verdict"] == "no_answer"
+    got, _ = _graded("open-182", "grading_corpus", lambda text, stem: f"{text}\n\nAnswer: 7.020")
+    assert got.verdict == "incorrect" and got.value.value == 7.02

@@ -221,6 +221,11 @@ def _stem_values(stem: str) -> frozenset[float]:
     return frozenset(round(found.number.value, 9) for found in scan_numbers(stem))
 
 
+def in_question(number: Number, stem: str) -> bool:
+    """The value is one of the numbers the question writes."""
+    return round(number.value, 9) in _stem_values(stem)
+
+
 def lists_inputs(clause: str, stem: str) -> bool:
     """A clause of two or more different numbers, every one of them the question's ('(Inputs: 7.020, 65.180, 25
     bp.)', 'Given: coupon 5.5%, yield 5%, 3 years'): the inputs restated, not a result ('about 100 per 100 of par'

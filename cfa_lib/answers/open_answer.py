@@ -70,6 +70,7 @@ from cfa_lib.answers.commitment import (
     directions,
     final_answer_line,
     has_refusal,
+    in_question,
     is_refusal,
     leaves_open,
     without_captions,
@@ -217,7 +218,9 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     text = body if final is None else final
     reading = read_body(text, question.stem, line=final is not None)
     if final is None:
-        if is_refusal(body, reading.number if reading else None):
+        # a refusal that restates one of the question's numbers, with no answer marker, commits to none
+        restated = reading is not None and not reading.explicit and in_question(reading.number, question.stem)
+        if is_refusal(body, None if reading is None or restated else reading.number):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
         # alternatives laid out before the committed value are not a hedge ("X can be 1, 2 or 3, so ...")
         committed_text = body[reading.at + clause_start(reading) :] if reading else conclusion(body)
