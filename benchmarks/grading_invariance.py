@@ -12,6 +12,7 @@ wrong).
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections import Counter
@@ -23,6 +24,7 @@ from cfa_lib.answers import grade_choice, grade_open_answer
 
 _ANSWER = re.compile(r"(?m)^ANSWER: ([ABC])\s*$")
 _FINAL = "FINAL ANSWER:"
+_FINAL_VALUE = re.compile(r"(?m)^FINAL ANSWER: *(\S[^\n]*?) *$")
 
 
 def _when(found: bool, text: str) -> str | None:
@@ -36,6 +38,11 @@ def _stem_numbers(stem: str) -> str | None:
     """The question's own numbers, listed as a reply that restates its inputs after the answer would."""
     numbers = _STEM_NUMBER.findall(stem)
     return ", ".join(numbers) if numbers else None
+
+
+def _final_as(form: str | Callable[[re.Match[str]], str], text: str) -> str | None:
+    """The text with its 'FINAL ANSWER: v' line in another form, or None when it has no such line."""
+    return _when(bool(_FINAL_VALUE.search(text)), _FINAL_VALUE.sub(form, text))
 
 
 # name: rewrite of a text (None when it does not apply to it)
@@ -57,6 +64,14 @@ TEXT_REWRITES: dict[str, Callable[[str], str | None]] = {
     "'The answer is **(X)**.'": lambda t: _when(bool(_ANSWER.search(t)), _ANSWER.sub(r"The answer is **(\1)**.", t)),
     "'Final answer: X'": lambda t: _when(bool(_ANSWER.search(t)), _ANSWER.sub(r"Final answer: \1", t)),
     "a heading first": lambda t: "## Solution\n\n" + t,
+    "'FINAL ANSWER: $\\boxed{v}$'": lambda t: _final_as(r"FINAL ANSWER: $\\boxed{\1}$", t),
+    "'**FINAL ANSWER: v**'": lambda t: _final_as(r"**FINAL ANSWER: \1**", t),
+    "the answer line as JSON": lambda t: _final_as(
+        lambda m: "```json\n" + json.dumps({"final_answer": m.group(1)}, ensure_ascii=False) + "\n```", t),
+    "'\\boxed{X}'": lambda t: _when(bool(_ANSWER.search(t)), _ANSWER.sub(r"$\\boxed{\1}$", t)),
+    "'Option X is correct.'": lambda t: _when(bool(_ANSWER.search(t)), _ANSWER.sub(r"Option \1 is correct.", t)),
+    "'{\"answer\": \"X\"}'": lambda t: _when(bool(_ANSWER.search(t)), _ANSWER.sub(r'{"answer": "\1"}', t)),
+    "every line quoted ('> ')": lambda t: "\n".join("> " + line for line in t.split("\n")),
 }
 
 

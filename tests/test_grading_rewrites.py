@@ -9,6 +9,7 @@ as written.
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -90,3 +91,20 @@ def test_a_refusal_that_restates_one_of_the_questions_numbers_commits_to_none():
     assert got.verdict == row["expected_verdict"] == "no_answer"
     got, _ = _graded("open-182", "grading_corpus", lambda text, stem: f"{text}\n\nAnswer: 7.020")
     assert got.verdict == "incorrect" and got.value.value == 7.02
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "value"), [
+    ("grading_corpus_kept_out_14", "R-open-128", 9.40),  # 'Initial answer: 23.58%. On reflection, ... 9.40%.'
+    ("grading_corpus_kept_out_12", "P-open-029", -42.97),  # 'FINAL ANSWER: −42.97 %': '"-42.97 %"' keeps its sign
+])
+def test_a_json_block_closing_a_reply_of_prose_is_its_answer_line(corpus, row_id, value):
+    got, row = _graded(row_id, corpus, lambda text, stem: re.sub(
+        r"(?m)^FINAL ANSWER: *(.+?) *$", lambda m: '```json\n{"final_answer": "' + m.group(1) + '"}\n```', text))
+    assert got.verdict == row["expected_verdict"] and math.isclose(got.value.value, value)
+
+
+def test_a_reply_quoted_as_a_whole_reads_as_the_reply():
+    # '| ($ in thousands) | |' ... '| **Cash received from customers** | **106,000** |', every line after '> '
+    got, row = _graded("L-open-193", "grading_corpus_kept_out_8",
+                       lambda text, stem: "\n".join("> " + line for line in text.split("\n")))
+    assert got.verdict == row["expected_verdict"] == "correct" and got.value.value == 106_000_000

@@ -216,7 +216,7 @@ def scan_numbers(text: str) -> list[Found]:
         if currency:
             unit = unit if unit == PERCENT else _CODES.get(currency.group(1).strip().lower(), currency.group(1).strip())
             token_start = currency.start()
-        sign = re.search(r"(?:^|(?<=[\s(=:≈~\[{,;]))([-+])$", text[:token_start])
+        sign = re.search(r"(?:^|(?<=[\s(=:≈~\[{,;\"'“‘]))([-+])$", text[:token_start])  # '"-42.97 %"' too
         if sign:
             token_start = sign.start(1)
             value = -value if sign.group(1) == "-" else value

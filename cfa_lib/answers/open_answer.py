@@ -110,7 +110,7 @@ from cfa_lib.answers.settle import (
     settle,
     table_after_statement,
 )
-from cfa_lib.answers.structured import answer_fields, json_reply
+from cfa_lib.answers.structured import answer_fields, closing_answer, json_reply
 from cfa_lib.answers.text import clean, without_question, without_struck
 from cfa_lib.answers.two_readings import ambiguous_format, lone_group_on_key, two_readings
 from cfa_lib.answers.value_context import (
@@ -200,6 +200,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     if reply is not None:
         return _graded_json(question, reply, finish_reason, tolerance)
     line = final_answer_line(body)
+    if line is None:
+        line = closing_answer(body)  # '```json {"final_answer": "9.40%"} ```' closing a reply of prose
     final = None if line is None else without_remarks(line)
     if finish_reason == "length" and final is None:
         return OpenGrade("truncated", None, "cut by the token limit before a FINAL ANSWER line")

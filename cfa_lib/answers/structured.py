@@ -80,6 +80,19 @@ def data_block(body: str) -> tuple[dict[str, Any], str] | None:
     return None if parsed is None else (parsed, body[: block.start()] + "\n" + body[block.end() :])
 
 
+def closing_answer(body: str) -> str | None:
+    """The answer field's value of a JSON or YAML block that closes a reply of prose ('... I'll revise to that.'
+    then '```json {"final_answer": "9.40%"} ```'): the answer line in another form. None when anything with a
+    digit follows the block, or its answer fields disagree."""
+    blocks = list(_FENCED_BLOCK.finditer(body))
+    if not blocks or re.search(r"\d", body[blocks[-1].end() :]):
+        return None
+    content = blocks[-1].group("block").strip()
+    parsed = _json_object(content) if content.startswith("{") else _yaml_mapping(content)
+    values = {str(value) for _, value in answer_fields(parsed or {}) if isinstance(value, str | int | float)}
+    return values.pop() if len(values) == 1 else None
+
+
 _LINE_OPENING_OBJECT = re.compile(r"(?m)^[ \t]*(?:(?i:(?:final\s+)?answer)\s*[:：]\s*)?(?=\{)")
 _LINE_OPENING_ELEMENT = re.compile(r"(?m)^[ \t]*<(?P<root>[A-Za-z_][\w-]*)>")
 

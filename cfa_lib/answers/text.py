@@ -77,11 +77,14 @@ def no_break_spaces(text: str) -> str:
 
 def clean(text: str | None) -> str:
     """The answer part of a response as plain text: one line end, no-break spaces as spaces (between digits they
-    group thousands), reasoning blocks and closing pleasantries dropped, full-width characters as their ASCII
-    forms, vulgar fractions as decimals, LaTeX and markup unwrapped, a multiple's sign ('10.88×') as 'x'."""
+    group thousands), reasoning blocks, closing pleasantries and a quote around the whole reply dropped, full-width
+    characters as their ASCII forms, vulgar fractions as decimals, LaTeX and markup unwrapped, a multiple's sign
+    ('10.88×') as 'x'."""
     text = (text or "").replace("\r\n", "\n").replace("\r", "\n")  # Windows and old Mac line ends
     text = split_thinking(no_break_spaces(text))[0].translate(_FULL_WIDTH)
     text = _CLOSERS.sub("", text)
+    if text.strip() and all(line.lstrip().startswith(">") for line in text.splitlines() if line.strip()):
+        text = re.sub(r"(?m)^[ \t]*>[ \t]?", "", text)  # a reply quoted as a whole ('> ' on every line)
     if not text.isascii():
         text = _VULGAR_AFTER.sub(_vulgar, text)
     text = _unwrap_latex(text)
