@@ -264,6 +264,9 @@ def test_a_reply_written_as_xml_is_read_by_its_fields():
     ("grading_corpus_kept_out_13", "Q-mcq-070", "The answer is **({})**.", "correct", "C"),
     # '~~ANSWER: B~~ Correction after redoing the arithmetic ...': a struck answer line is withdrawn
     ("grading_corpus_kept_out_14", "R-mcq-047", "The answer is **({})**.", "correct", "C"),
+    # 'Option B is correct.' then '(C would be right if the saving were channelled abroad.)': a conditional after it
+    ("grading_corpus_kept_out_12", "P-mcq-012", "Option {} is correct.", "incorrect", "B"),
+    ("grading_corpus_kept_out_3", "fmcq2-059", "Option {} is correct.", "correct", "B"),
 ])
 def test_the_answer_line_in_other_common_forms(corpus, row_id, form, verdict, letter):
     """Each row's last 'ANSWER: X' line rewritten in another form models use: before, each of these changed the

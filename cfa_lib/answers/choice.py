@@ -97,11 +97,18 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
     ]
 
 
+_CONDITION = re.compile(r"(?i)\b(?:if|had|were|otherwise|instead)\b")
+
+
 def _is_hypothetical(text: str, start: int) -> bool:
-    """'If the rate were annual, the answer would be A': a statement inside a conditional sentence."""
+    """'If the rate were annual, the answer would be A', '(C would be right if the saving were channelled
+    abroad.)': a statement inside a conditional sentence."""
     sentence = re.split(r"[.!?](?!\d)\s*|\n", text[:start])[-1]  # '$2.00' ends no sentence
-    return bool(re.search(r"(?i)\b(?:if|had|were|otherwise|instead)\b", sentence)) and \
-        bool(re.search(r"(?i)\bwould\b", text[start : start + 40] + sentence))
+    after = re.split(r"[.!?](?!\d)|\n", text[start:], maxsplit=1)[0]
+    conditioned_before = bool(_CONDITION.search(sentence)) and bool(
+        re.search(r"(?i)\bwould\b", text[start : start + 40] + sentence))
+    return conditioned_before or bool(re.match(r"[)\]*\s]*(?i:would)\b", text[start + 1 :])) and bool(
+        _CONDITION.search(after))
 
 
 def _letter_is_article(text: str, end: int) -> bool:
@@ -302,7 +309,7 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
     for tier, pattern in _choice_patterns(letters):
         for match in pattern.finditer(body):
             start, end = match.span("letter")
-            if tier == 1 and _is_hypothetical(body, match.start()):
+            if tier <= 2 and _is_hypothetical(body, match.start() if tier == 1 else start):
                 continue
             if tier > 1 and _NOT_BEFORE.search(body, max(0, start - 60), start):
                 continue  # '(A), not the multistage DDM (C)': the letter a clause rules out
