@@ -108,3 +108,13 @@ def test_a_reply_quoted_as_a_whole_reads_as_the_reply():
     got, row = _graded("L-open-193", "grading_corpus_kept_out_8",
                        lambda text, stem: "\n".join("> " + line for line in text.split("\n")))
     assert got.verdict == row["expected_verdict"] == "correct" and got.value.value == 106_000_000
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "letter"), [
+    ("grading_corpus_kept_out_11", "O-open-100", "no_answer", None),  # '<think>… about 18%.</think>' and nothing else
+    ("grading_corpus_kept_out_21", "Y-mcq-024", "correct", "A"),  # '<analysis>…</analysis>\n<answer>A</answer>'
+    ("grading_corpus_kept_out_23", "Z-mcq-026", "no_answer", None),  # {"answer": ["A", "B"], "note": "cannot decide"}
+])
+def test_a_heading_over_a_reply_says_nothing(corpus, row_id, verdict, letter):
+    got, row = _graded(row_id, corpus, lambda text, stem: "## Solution\n\n" + text)
+    assert (got.verdict, got.letter) == (verdict, letter) == (row["expected_verdict"], row.get("expected_letter"))

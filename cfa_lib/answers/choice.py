@@ -16,7 +16,7 @@ from cfa_lib.answers.choice_options import ChoiceReading, by_option, words_disag
 from cfa_lib.answers.commitment import sentences
 from cfa_lib.answers.hedges import doubts_its_answer, is_hedge
 from cfa_lib.answers.structured import data_block, letter_fields
-from cfa_lib.answers.text import clean
+from cfa_lib.answers.text import clean, without_headings
 
 _CONNECTIVES = {
     "because", "since", "as", "which", "that", "is", "was", "would", "should", "could", "will", "it",
@@ -264,7 +264,7 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
         named = {v for v in named if len(v) == 1 and v in letters} or {  # '{"choice": "Carrying value."}'
             letter.upper() for letter, text in (options or {}).items() for v in values
             if letter.upper() in letters and _plain(v) == _plain(text)}
-        if not prose.strip():
+        if not without_headings(prose).strip():
             return ChoiceReading(named.pop()) if len(named) == 1 else ChoiceReading(
                 None, "" if not named else "the JSON reply names two letters")
         if len(named) == 1:  # prose, then '```json {"answer": "C"} ```': the block is the answer line

@@ -111,7 +111,7 @@ from cfa_lib.answers.settle import (
     table_after_statement,
 )
 from cfa_lib.answers.structured import answer_fields, closing_answer, json_reply
-from cfa_lib.answers.text import clean, without_question, without_struck
+from cfa_lib.answers.text import clean, without_headings, without_question, without_struck
 from cfa_lib.answers.two_readings import ambiguous_format, lone_group_on_key, two_readings
 from cfa_lib.answers.value_context import (
     SCALE_NAMES,
@@ -208,7 +208,7 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     # 'FINAL ANSWER: 42' of 422.1 may be cut; 'FINAL ANSWER: 5.00%' ends on its unit, complete
     if finish_reason == "length" and body.rstrip().endswith(final.rstrip()) and not _ENDS_ON_UNIT.search(final):
         return OpenGrade("truncated", None, "cut by the token limit on the FINAL ANSWER line: the value may be cut")
-    if not body.strip():
+    if not without_headings(body).strip():  # '## Solution' over a reasoning block and nothing else
         return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
 
     parts = [] if final is None else _candidates(final, question.stem)
@@ -418,7 +418,7 @@ def grade_choice(question: Question, response: str | None, finish_reason: str | 
     if letter is None:
         if reading.doubt:
             return OpenGrade("judge", None, reading.doubt)
-        if not body.strip():
+        if not without_headings(body).strip():
             return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
         if reading.no_choice:
             return OpenGrade("no_answer", None, reading.no_choice)

@@ -115,6 +115,10 @@ def _embedded_block(body: str) -> tuple[dict[str, Any], str] | None:
         close = re.compile(rf"</{re.escape(start.group('root'))}>[ \t]*(?:\n|\Z)").search(body, start.end())
         if close is not None and (document := _xml_document(body[start.start() : close.end()])) is not None:
             found.append((document, start.start(), close.end()))
+    found.sort(key=lambda block: block[1])
+    # sibling elements, '<analysis>…</analysis>\n<answer>A</answer>', are one reply
+    if len(found) > 1 and (document := _xml_document(body[found[0][1] : found[-1][2]])) is not None:
+        found = [(document, found[0][1], found[-1][2])]
     if len(found) != 1:
         return None
     parsed, start, end = found[0]

@@ -94,6 +94,14 @@ def clean(text: str | None) -> str:
 
 
 
+_HEADINGS = re.compile(r"(?m)^[ \t]*#+[ \t][^\n]*$")
+
+
+def without_headings(text: str) -> str:
+    """The text without its markdown headings ('## Solution'): what is left says something, or nothing."""
+    return _HEADINGS.sub("", text)
+
+
 @functools.lru_cache(maxsize=4096)
 def _question_sentences(stem: str) -> tuple[str, ...]:
     """The whole question and its sentences of 30 characters or more, each with its words one space apart."""
