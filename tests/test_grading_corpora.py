@@ -53,6 +53,10 @@ RECORDED = {
     "grading_corpus_kept_out_25": (0, 233, 246),
     # scored once, out of sample, at (4, 232) on 40e0e2a; two misses fixed, two now the judge's
     "grading_corpus_kept_out_26": (0, 246, 259),
+    # scored once, out of sample, on the session's final reader fc71049
+    "grading_corpus_kept_out_27": (4, 217, 240),
+    "grading_corpus_kept_out_28": (2, 227, 239),
+    "grading_corpus_kept_out_29": (5, 205, 250),
 }
 
 
