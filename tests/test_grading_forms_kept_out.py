@@ -342,3 +342,22 @@ def test_corpus_26_forms_it_deferred(corpus, row_id, verdict, letter):
     grade = grade_choice if "mcq" in row_id else grade_open_answer
     got = grade(question, row["response"], row["finish_reason"])
     assert (got.verdict, got.letter) == (verdict, letter) == (row["expected_verdict"], row.get("expected_letter")), got
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "letter"), [
+    (27, "AE-open-084", "correct", None),  # '**FINAL ANSWER: $174**' closing a reply cut for length: the bold closes
+    (27, "AE-open-115", "no_answer", None),  # 'Can't be sure—could be $15, could be $16, could be $16.'
+    (27, "AE-open-117", "no_answer", None),  # 'Under 360-day convention: 5.10%' ... 'Both are used in practice.'
+    (27, "AE-open-156", "correct", None),  # 'roughly 9.17 to 9.74 depending on rounding; I would report 9.45'
+    (28, "AF-open-075", "no_answer", None),  # 'Under one convention it is 3.60%, under the other 5.40%.'
+    (29, "AG-open-067", "no_answer", None),  # 'Probably around 4.00%, but it could be 5.00% — I can't be sure ...'
+    (29, "AG-open-098", "no_answer", None),  # 'It depends on the convention: 3.50% if ..., or 3.30% under ...'
+    (29, "AG-open-113", "no_answer", None),  # 'O valor deve ficar entre US$ 109.000 e US$ 123.000.'
+    (29, "AG-mcq-044", "correct", "A"),  # {"respuesta": "A", "valor": "undervalued", ...}
+])
+def test_corpora_27_to_29_forms(corpus, row_id, verdict, letter):
+    """Misses of the three sets scored once on the session's final reader fc71049, fixed after that score."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_choice if "mcq" in row_id else grade_open_answer
+    got = grade(question, row["response"], row["finish_reason"])
+    assert (got.verdict, got.letter) == (verdict, letter) == (row["expected_verdict"], row.get("expected_letter")), got

@@ -12,7 +12,7 @@ from cfa_lib.answers.key import rounding_step
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, relative_error, scan_numbers, scan_values
 
 # --- hedges ----------------------------------------------------------------------------------------------
-_NUM = r"[-+]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?"
+_NUM = r"(?:[-+]?(?:(?:US|R|A|C|HK|S)?\$|[€£¥₹]|(?:USD|EUR|GBP|JPY|CHF|BRL)\s?)?\s?\d[\d,]*(?:\.\d+)?)"  # 'US$ 109.000'
 _UNIT = r"(?:\s?(?:%|bps|basis\s+points|million|mn|m|k|billion|bn|percent|per\s+cent))?"
 _LABEL = r"(?=[^()]*[A-Za-z]{3})[^()]{1,40}"  # '(quarterly)', '(365-day basis)'
 _PER = r"(?:\s+(?:per|a|an|each|every)\s+\w+)?"  # '£3,683.30 per month'
@@ -32,6 +32,10 @@ _HEDGE = re.compile(
     # "約4.99%か5.0%のどちらか" (either 4.99% or 5.0%), "4.99%或5.0%"
     rf"|{_NUM}{_UNIT}\s*か\s*(?:約\s*)?{_NUM}{_UNIT}[^。\n]{{0,6}}どちらか|{_NUM}{_UNIT}\s*(?:或者?|还是)\s*{_NUM}"
     r"|\bmay\s+be\s+what['’]?s\s+intended\b|\bsomewhere\s+between\b|\b(?:hard|impossible)\s+to\s+say\b"
+    # 'could be $15, could be $16', '..., but it could be 5.00%', 'Both are used in practice.'
+    rf"|\b(?:could|might)\s+be\s+{_NUM}[^.;\n]{{0,30}}?\b(?:could|might)\s+be\s+{_NUM}"
+    rf"|\bbut\s+it\s+(?:could|might)\s+(?:also\s+)?be\s+{_NUM}"
+    r"|\bboth\s+(?:are|conventions\s+are|methods\s+are)\s+(?:widely\s+|commonly\s+)?(?:used|common|in\s+use)\b"
     r"|\b(?:not\s+sure|unsure)\s+(?:which|whether)\b|\b(?:could|might)\s+also\s+be\b"
     # "$70 if regulated, $120 if not", "£3,683.30 per month if ..., or £3,671.07 if ...", "(D1 = D0 × 1.04), $40.25 if"
     rf"|{_NUM}{_UNIT}{_PER}\s+if\b(?:[^.;]|\.\d)*?[,;]\s*(?:and\s+|or\s+)?{_NUM}{_UNIT}{_PER}\s+if\b"
@@ -99,6 +103,20 @@ def is_hedge(text: str, stem: str = "") -> bool:
     return any(not from_stem(s, m.start(), m.end(), stem) and not _ROUNDING_AFTER.match(s, m.end())
                for s in parts for m in _HEDGE.finditer(s)) or any(
         _two_values(s, stem) for s in parts) or bool(UNDECIDED.search(text))
+
+
+_OPEN_SENTENCE = re.compile(
+    r"(?i)\b(?:it\s+)?depends\s+on\b|\bunder\s+one\s+(?:convention|reading|interpretation|assumption|method)\b"
+    r"|\b(?:could|might)\s+be\s+[-+$€£¥]?\d[^.;\n]{0,30}?\b(?:could|might)\s+be\b|\bbut\s+it\s+(?:could|might)\s+(?:also\s+)?be\b")
+
+
+def sentence_leaves_open(body: str, position: int) -> bool:
+    """The sentence holding the committed value says the answer depends, or offers it as one of two ('It depends on
+    the convention: 3.50% if ..., or 3.30% under ...', 'could be $15, could be $16', 'around 4.00%, but it could be
+    5.00%'), and states another value."""
+    sentence = next((s for at, s in sentence_spans(body) if at <= position < at + len(s)), "")
+    values = {round(found.number.value, 9) for found in scan_values(sentence)}
+    return len(values) > 1 and bool(_OPEN_SENTENCE.search(sentence))
 
 
 _CONDITION_START = re.compile(r"(?i)^[\s>*_\-•]*(?:(?:but|and|or|though|however),?\s+)?if\b")

@@ -86,6 +86,7 @@ from cfa_lib.answers.hedges import (
     ends_on_two_conventions,
     hedges_only_on_rounding,
     is_hedge,
+    sentence_leaves_open,
 )
 from cfa_lib.answers.key import NumericKey, numeric_key, option_value, rounding_step
 from cfa_lib.answers.locales import (
@@ -206,7 +207,9 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     if finish_reason == "length" and final is None:
         return OpenGrade("truncated", None, "cut by the token limit before a FINAL ANSWER line")
     # 'FINAL ANSWER: 42' of 422.1 may be cut; 'FINAL ANSWER: 5.00%' ends on its unit, complete
-    if finish_reason == "length" and body.rstrip().endswith(final.rstrip()) and not _ENDS_ON_UNIT.search(final):
+    closed = bool(re.search(r"\d[ \t]*(?:\*\*|__|`)\s*\Z", response or ""))  # '**FINAL ANSWER: $174**' ends closed
+    if finish_reason == "length" and body.rstrip().endswith(final.rstrip()) and not _ENDS_ON_UNIT.search(final) \
+            and not closed:
         return OpenGrade("truncated", None, "cut by the token limit on the FINAL ANSWER line: the value may be cut")
     if not without_headings(body).strip():  # '## Solution' over a reasoning block and nothing else
         return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
@@ -224,8 +227,11 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         restated = reading is not None and not reading.explicit and in_question(reading.number, question.stem)
         if is_refusal(body, None if reading is None or restated else reading.number):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
-        # alternatives laid out before the committed value are not a hedge ("X can be 1, 2 or 3, so ...")
+        # alternatives laid out before the committed value are not a hedge ("X can be 1, 2 or 3, so ..."); an
+        # undecided sentence around it is ('Under one convention it is 3.60%, under the other 5.40%.')
         committed_text = body[reading.at + clause_start(reading) :] if reading else conclusion(body)
+        if reading is not None and sentence_leaves_open(body, reading.position):
+            return OpenGrade("no_answer", None, "the sentence giving the value leaves the answer open", source)
     else:
         committed_text = line  # with its remarks: '2.80% (365-day basis) / 2.90% (360-day basis)' is a hedge
     # a hedge between numbers leaves nothing to compare; words ("either operating or financing cash

@@ -45,7 +45,9 @@ _FENCED_JSON = re.compile(r"(?s)(?:```[\w-]*[ \t]*\n)?(?P<json>\{.*\})\s*(?:```)
 _FENCED_BLOCK = re.compile(r"(?s)```[\w-]*[ \t]*\n(?P<block>.*?)\n?[ \t]*```")
 _YAML_LINE = re.compile(r"(?P<name>[A-Za-z_][\w.()-]*)[ \t]*:[ \t]*(?P<value>[^#\n]*?)[ \t]*(?:#.*)?")
 # the fields a grader reads first, whatever the question asks
-ANSWER_FIELDS = ("final_answer", "answer", "choice", "letter", "option", "selected", "selection", "result", "final")
+ANSWER_FIELDS = ("final_answer", "answer", "choice", "letter", "option", "selected", "selection", "result", "final",
+                 # the same in the other languages replies come in: '{"respuesta": "A", ...}'
+                 "respuesta", "réponse", "reponse", "resposta", "antwort", "risposta", "答案", "回答", "答え", "ответ")
 
 
 def json_reply(body: str, stem: str = "") -> dict[str, Any] | None:
