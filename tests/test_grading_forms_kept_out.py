@@ -350,6 +350,7 @@ def test_corpus_26_forms_it_deferred(corpus, row_id, verdict, letter):
     (27, "AE-open-117", "no_answer", None),  # 'Under 360-day convention: 5.10%' ... 'Both are used in practice.'
     (27, "AE-open-156", "correct", None),  # 'roughly 9.17 to 9.74 depending on rounding; I would report 9.45'
     (28, "AF-open-075", "no_answer", None),  # 'Under one convention it is 3.60%, under the other 5.40%.'
+    (28, "AF-open-091", "correct", None),  # 'Loss on the margin position: 57.0% for the month' against −57.0 %
     (29, "AG-open-067", "no_answer", None),  # 'Probably around 4.00%, but it could be 5.00% — I can't be sure ...'
     (29, "AG-open-098", "no_answer", None),  # 'It depends on the convention: 3.50% if ..., or 3.30% under ...'
     (29, "AG-open-113", "no_answer", None),  # 'O valor deve ficar entre US$ 109.000 e US$ 123.000.'

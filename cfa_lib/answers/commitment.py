@@ -257,16 +257,20 @@ _SIGN_BEFORE = re.compile(
 )
 
 
+# a line labelled as a loss or a fall: 'Loss on the margin position: 57.0%', '**Net decline in value:** 3.2%'
+_SIGN_LABEL = re.compile(
+    r"(?im)^[ \t>*#•-]*(?:total\s+|net\s+)?(?:loss|decline|decrease|drop)\b[^:\n.]{0,40}:[ \t*_]*$")
 # '3.49 % decline', '21.5% (a decline)'
 _SIGN_AFTER = re.compile(r"(?i)^\s*\(?\s*(?:an?\s+)?(?:decrease|decline|drop|fall|loss|reduction)\b")
 
 
 def apply_sign_words(region: str, found: Found) -> Number:
     """−X when a sign word stands right before or after a positive X ("a decline of 10.90 %", "fell by",
-    "drops about", "negative 0.24", "a 3.49% decline"); "falls to 95.00" is a level and keeps its sign."""
+    "drops about", "negative 0.24", "a 3.49% decline", a line labelled 'Loss on the position:'); "falls to 95.00" is
+    a level and keeps its sign."""
     number = found.number
     before, after = region[max(0, found.start - 60) : found.start], region[found.end :]
-    sign = _SIGN_BEFORE.search(before)
+    sign = _SIGN_BEFORE.search(before) or _SIGN_LABEL.search(before)
     if sign and _EITHER_WAY.search(before[: sign.start()]):
         return number  # "move up or down by 3.71%": a size, no sign
     if number.value > 0 and (sign or _SIGN_AFTER.match(after)):
