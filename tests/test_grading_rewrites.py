@@ -118,3 +118,11 @@ def test_a_reply_quoted_as_a_whole_reads_as_the_reply():
 def test_a_heading_over_a_reply_says_nothing(corpus, row_id, verdict, letter):
     got, row = _graded(row_id, corpus, lambda text, stem: "## Solution\n\n" + text)
     assert (got.verdict, got.letter) == (verdict, letter) == (row["expected_verdict"], row.get("expected_letter"))
+
+
+def test_scientific_notation_inside_a_box_keeps_the_box_closed():
+    """'FINAL ANSWER: $\\boxed{€2.9243 × 10^4}$': the exponent's reader took the box's closing brace for its own
+    and the value was read as €2,924."""
+    got, row = _graded("AF-open-020", "grading_corpus_kept_out_28", lambda text, stem: re.sub(
+        r"(?m)^FINAL ANSWER: *(.+?) *$", r"FINAL ANSWER: $\\boxed{\1}$", text))
+    assert got.verdict == row["expected_verdict"] == "correct" and math.isclose(got.value.value, 29243)

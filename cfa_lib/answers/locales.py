@@ -138,7 +138,7 @@ def _as_decimal_point(match: re.Match[str], dots_settled: bool) -> str:
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 # '1.6216 × 10⁴', '1.2 × 10^2', '6.6 × 10^{-3}', '4.929285E+06', '2.8785e-01'
 _SCIENTIFIC = re.compile(
-    r"(?<![\w.,])(?P<m>\d+(?:[.,]\d+)?)(?:\s*[×xX*·]\s*10\s*(?:\^\s*\{?\s*(?P<e1>[-+]?\d+)\s*\}?|(?P<e2>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))"
+    r"(?<![\w.,])(?P<m>\d+(?:[.,]\d+)?)(?:\s*[×xX*·]\s*10\s*(?:\^\s*(?P<brace>\{)?\s*(?P<e1>[-+]?\d+)\s*(?(brace)\})|(?P<e2>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))"
     r"|[eE](?P<e3>[-+]?\d{1,3}))(?![\w.])")
 SCALE_NOTE = r"(?:[$€£¥]\s*|(?:USD|EUR|GBP|JPY)\s+)?(?:thousands|millions|billions|['’]?000(?:['’]?s)?)\b"
 # '98.27万', '1.5亿', '1億6,990万' (10⁸ and 10⁴ summed), Korean '11만 3,733' and '1억 2,000만' (the units after a
