@@ -18,6 +18,9 @@ _LABEL = r"(?=[^()]*[A-Za-z]{3})[^()]{1,40}"  # '(quarterly)', '(365-day basis)'
 _PER = r"(?:\s+(?:per|a|an|each|every)\s+\w+)?"  # '£3,683.30 per month'
 _UNDER = (r"(?:on|under|with|using|in|for)\s+(?:(?:a|an|the)\s+)?[\w\s()-]{0,30}?\b(?:basis|year|convention|method|"
           r"approach|assumption|reading|compounding)\b")  # 'under a 360-day convention'
+# 'could be $15, could be $16', 'around 4.00%, but it could be 5.00%': a value offered as one of two
+_ONE_OF_TWO = (rf"\b(?:could|might)\s+be\s+{_NUM}[^.;\n]{{0,30}}?\b(?:could|might)\s+be\s+{_NUM}"
+               rf"|\bbut\s+it\s+(?:could|might)\s+(?:also\s+)?be\s+{_NUM}")
 _HEDGE = re.compile(
     rf"(?i)\beither\b(?:[^.\n]|\.\d){{0,160}}?\bor\b"  # either X or Y ("either about −39.1% (if ...) or ...")
     rf"|\b(?:about|around|roughly|approximately)\s+{_NUM}{_UNIT}\s+to\s+{_NUM}"  # "about +1.97% to +1.99%"
@@ -33,8 +36,7 @@ _HEDGE = re.compile(
     rf"|{_NUM}{_UNIT}\s*か\s*(?:約\s*)?{_NUM}{_UNIT}[^。\n]{{0,6}}どちらか|{_NUM}{_UNIT}\s*(?:或者?|还是)\s*{_NUM}"
     r"|\bmay\s+be\s+what['’]?s\s+intended\b|\bsomewhere\s+between\b|\b(?:hard|impossible)\s+to\s+say\b"
     # 'could be $15, could be $16', '..., but it could be 5.00%', 'Both are used in practice.'
-    rf"|\b(?:could|might)\s+be\s+{_NUM}[^.;\n]{{0,30}}?\b(?:could|might)\s+be\s+{_NUM}"
-    rf"|\bbut\s+it\s+(?:could|might)\s+(?:also\s+)?be\s+{_NUM}"
+    rf"|{_ONE_OF_TWO}"
     r"|\bboth\s+(?:are|conventions\s+are|methods\s+are)\s+(?:widely\s+|commonly\s+)?(?:used|common|in\s+use)\b"
     r"|\b(?:not\s+sure|unsure)\s+(?:which|whether)\b|\b(?:could|might)\s+also\s+be\b"
     # "$70 if regulated, $120 if not", "£3,683.30 per month if ..., or £3,671.07 if ...", "(D1 = D0 × 1.04), $40.25 if"
@@ -106,8 +108,8 @@ def is_hedge(text: str, stem: str = "") -> bool:
 
 
 _OPEN_SENTENCE = re.compile(
-    r"(?i)\b(?:it\s+)?depends\s+on\b|\bunder\s+one\s+(?:convention|reading|interpretation|assumption|method)\b"
-    r"|\b(?:could|might)\s+be\s+[-+$€£¥]?\d[^.;\n]{0,30}?\b(?:could|might)\s+be\b|\bbut\s+it\s+(?:could|might)\s+(?:also\s+)?be\b")
+    rf"(?i)\b(?:it\s+)?depends\s+on\b|\bunder\s+one\s+(?:convention|reading|interpretation|assumption|method)\b"
+    rf"|{_ONE_OF_TWO}")
 
 
 def sentence_leaves_open(body: str, position: int) -> bool:

@@ -137,8 +137,8 @@ def _xml_document(body: str) -> dict[str, Any] | None:
     """A reply written as XML, as fields: one element's children ('<response><choice>A</choice>...</response>' is
     {'choice': 'A', ...}), sibling elements ('<analysis>...</analysis><answer>C</answer>' is {'analysis': ...,
     'answer': 'C'}), attributes as fields ('<final choice="B"/>' is {'final': {'choice': 'B'}}, the text of an
-    element with attributes its 'value'); anything that
-    does not parse, and HTML (a table, a list: laid out text), is none."""
+    element with attributes its 'value'); anything that does not parse, prose between elements, and HTML (a
+    table, a list: laid out text) are none."""
     whole = _XML_WHOLE.fullmatch(body.strip())
     if whole is None:
         return None

@@ -93,7 +93,6 @@ def clean(text: str | None) -> str:
     return re.sub(r"(?<=\d)×(?![ \t]*[\d(])", "x", text)  # a multiple, '10.88×', as '10.88x'; '2 × 3' stays
 
 
-
 _HEADINGS = re.compile(r"(?m)^[ \t]*#+[ \t][^\n]*$")
 
 
