@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from cfa_lib.answers.commitment import sentences
 from cfa_lib.answers.final_number import read_number
 from cfa_lib.answers.key import grade_number, numeric_key, rounding_step
+from cfa_lib.answers.text import without_headings
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def _opens_with(body: str, option: str) -> bool:
     """The response begins with the option's whole text, then a dash, a colon or a full stop ('Statement 1 — ...',
     'Default risk. For high-quality issuers ...'), under a heading or not."""
     text = re.escape(option.strip().rstrip(".").strip())
-    body = re.sub(r"\A(?:[ \t]*#+[ \t][^\n]*\n)+", "", body.lstrip())  # a '## Solution' heading above it
+    body = without_headings(body).lstrip()  # a '## Solution' heading above it
     return bool(text) and bool(re.match(rf"(?i)[\s*_#>]*{text}[*_]*(?:\s*[—–:]|\s+-\s|\.(?:\s|$))", body))
 
 

@@ -306,8 +306,8 @@ def _concluding_number(body: str, stem: str = "", semicolons: bool = True) -> Re
     for skip_asides in (True, False):  # a response made only of conditional sentences still answers
         for at, sentence, continued, in_note in reversed(parts):  # a footnote's later parts are the footnote's
             clause = _committed_clause(sentence)
-            if lists_inputs(clause, stem) or skip_asides and (
-                    in_note or _NOTE_SENTENCE.match(clause) or is_aside(clause, stem)):
+            if skip_asides and (in_note or _NOTE_SENTENCE.match(clause) or is_aside(clause, stem)) or lists_inputs(
+                    clause, stem):
                 continue
             # after a semicolon only a stated value ('; ignoring gaps, White loses $800') overrides what came
             # before ('Margin call at $17.86; at $19.71 equity is still 36.6%')

@@ -207,9 +207,9 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     if finish_reason == "length" and final is None:
         return OpenGrade("truncated", None, "cut by the token limit before a FINAL ANSWER line")
     # 'FINAL ANSWER: 42' of 422.1 may be cut; 'FINAL ANSWER: 5.00%' ends on its unit, complete
-    closed = bool(re.search(r"\d[ \t]*(?:\*\*|__|`)\s*\Z", response or ""))  # '**FINAL ANSWER: $174**' ends closed
+    # '**FINAL ANSWER: $174**' closes its markup after the value: complete
     if finish_reason == "length" and body.rstrip().endswith(final.rstrip()) and not _ENDS_ON_UNIT.search(final) \
-            and not closed:
+            and not re.search(r"\d[ \t]*(?:\*\*|__|`)\s*\Z", response or ""):
         return OpenGrade("truncated", None, "cut by the token limit on the FINAL ANSWER line: the value may be cut")
     if not without_headings(body).strip():  # '## Solution' over a reasoning block and nothing else
         return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")

@@ -3,9 +3,8 @@
 An answer is correct, partial (three-tier Level B), incorrect, no answer (a refusal, a hedge, two letters left
 open: counted, never correct), or excluded, with the reason from one closed set: a failed call, a response cut
 by the token limit or one whose letter cannot be read is never counted wrong, and neither is a judge panel without
-a verdict. The
-results files keep the study's documented spellings (`MODEL_FAILED`, `TRUNCATED`, `answered`, level names):
-`study_files` is the one translation between the two.
+a verdict. The results files keep the study's documented spellings (`MODEL_FAILED`, `TRUNCATED`, `answered`,
+level names): `study_files` is the one translation between the two.
 """
 
 from __future__ import annotations
