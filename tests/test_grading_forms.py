@@ -157,6 +157,22 @@ def test_json_reply_without_an_answer_field_is_deferred(questions):
     assert grade_open_answer(questions["challenge_78"], reply, "stop").verdict == "judge"
 
 
+# the field whose name shares most words with the asked quantity (each deferred before, 'no field for the asked
+# quantity'); a field holding one of the question's numbers is an input ('"rate": 0.03' of a 3 % rate)
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "value"), [
+    ("grading_corpus_kept_out_10", "N-open-082", "correct", 544.0),  # max_loss, not max_loss_per_share
+    ("grading_corpus_kept_out", "kopen-035", "incorrect", 4.08),  # breakeven_move_pct
+    ("grading_corpus_fresh_2", "H-open-051", "incorrect", 85714.0),  # depreciation_2010, not annual_depreciation
+    ("grading_corpus_kept_out_6", "J-open-055", "correct", 603.0),  # contracts, not premium_per_contract
+    ("grading_corpus_kept_out_29", "AG-open-104", "correct", 5.05),  # {"最终答案": "5.05%"}: the final answer
+    ("grading_corpus_kept_out_12", "P-open-049", "judge", None),  # pv_ordinary_annuity and pv_annuity_due tie
+])
+def test_json_field_naming_the_asked_quantity(corpus, row_id, verdict, value):
+    question, row = corpus_row(row_id, corpus)
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert (grade.verdict, None if grade.value is None else grade.value.value) == (verdict, value)
+
+
 # --- units and scale after the number; where the value stands -----------------------------------------------
 @pytest.mark.parametrize(("qid", "response", "verdict", "value"), [
     ("easy_944", "- MC = USD 40/unit\n- 1 − 1/1.5 = 1/3\n\n**Price: USD 120/unit** (vs. MC of USD 40/unit)", "correct",

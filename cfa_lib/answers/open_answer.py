@@ -59,7 +59,7 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from cfa_lib.answers.asked import asked_phrase, asked_quantity, mentions
 from cfa_lib.answers.choice import has_answer_line, read_choice
@@ -99,6 +99,7 @@ from cfa_lib.answers.numbers import (
     Number,
     aligned_values,
     ratios_as_fractions,
+    scan_values,
     spell_numbers,
     symmetric_values,
 )
@@ -332,10 +333,8 @@ def _graded_json(question: Question, reply: dict, finish_reason: str | None, tol
             for name, value in inner.items() if not isinstance(value, dict | list)]
         fields = [(name, value) for name, value in scalars
                   if (words := [w for w in name.lower().split("_") if w not in _UNIT_SUFFIX]) and set(words) <= named]
-        if not fields and asked is not None:  # the one field naming the asked noun: 'expected_terminal_price'
-            heads = [(name, value) for name, value in scalars
-                     if asked.head.rstrip("s") in {w.rstrip("s") for w in name.lower().split("_")}]
-            fields = heads if len(heads) == 1 else []
+        # else the fields sharing most words with it: 'expected_terminal_price', 'breakeven_move_pct'
+        fields = fields or _most_named(scalars, question.stem)
     if not fields:
         return OpenGrade("judge", None, "the JSON reply has no field for the asked quantity")
     grades = [grade_open_answer(question, f"FINAL ANSWER: {value}{_UNIT_SUFFIX.get(name.lower().split('_')[-1], '')}",
@@ -344,6 +343,41 @@ def _graded_json(question: Question, reply: dict, finish_reason: str | None, tol
         return OpenGrade("judge", None, "the JSON reply's fields for the answer disagree")
     first = grades[0]
     return replace(first, reason=f"JSON field '{fields[0][0]}': {first.reason}")
+
+
+_PHRASE_STOP = frozenset("the a an of in on at to for by with and or is are be its this that which from as per "
+                         "closest most likely will would".split())
+
+
+def _name_words(name: str) -> set[str]:
+    """'breakevenMovePct', 'value_per_share' → {'breakeven', 'move', 'percentage'}, {'value', 'share'}."""
+    words = re.findall(r"[A-Za-z][a-z]*|\d+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name))
+    spelled = {"pct": "percentage", "chg": "change", "px": "price", "qty": "quantity", "num": "number",
+               "max": "maximum", "min": "minimum"}
+    return {spelled.get(w.lower(), w.lower()).rstrip("s") for w in words} - _PHRASE_STOP
+
+
+def _most_named(scalars: list[tuple[str, Any]], stem: str) -> list[tuple[str, Any]]:
+    """The numeric fields whose names share most words with the asked quantity, then with the asked phrase, then
+    have fewest other words ('max_loss' before 'max_loss_per_share', 'required_return' before 'dividend_rate' for
+    'the required rate of return'), when one value stands for them all and they share at least one word."""
+    def words_of(text: str) -> set[str]:
+        return {w.rstrip("s") for w in re.findall(r"[a-z]+|\d+", text.lower())} - _PHRASE_STOP
+    asked = asked_quantity(stem)
+    phrase = words_of(asked_phrase(stem))
+    quantity = phrase if asked is None else words_of(" ".join([*asked.modifiers, asked.head, asked.acronym or ""]))
+
+    def number(value: Any) -> Number | None:  # 4.08, '4.08%', '$26.92'; not 'buy 846 contracts, 2 legs'
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            return None
+        found = scan_values(str(value))
+        return found[0].number if len(found) == 1 and (not isinstance(value, str) or len(value) <= 20) else None
+
+    scored = [((len(words & quantity), len(words & phrase), -len(words - phrase)), name, value)
+              for name, value in scalars if number(value) is not None and (words := _name_words(name))]
+    best = max((score for score, _, _ in scored), default=(0, 0, 0))
+    top = [(name, value) for score, name, value in scored if score == best]
+    return top if best[0] and len({value for _, value in top}) == 1 else []
 
 
 def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, tolerance: float,

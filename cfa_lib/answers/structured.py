@@ -47,7 +47,10 @@ _YAML_LINE = re.compile(r"(?P<name>[A-Za-z_][\w.()-]*)[ \t]*:[ \t]*(?P<value>[^#
 # the fields a grader reads first, whatever the question asks
 ANSWER_FIELDS = ("final_answer", "answer", "choice", "letter", "option", "selected", "selection", "result", "final",
                  # the same in the other languages replies come in: '{"respuesta": "A", ...}'
-                 "respuesta", "réponse", "reponse", "resposta", "antwort", "risposta", "答案", "回答", "答え", "ответ")
+                 "respuesta", "réponse", "reponse", "resposta", "antwort", "risposta", "答案", "回答", "答え", "ответ",
+                 "respuesta_final", "resposta_final", "réponse_finale", "reponse_finale", "risposta_finale",
+                 "endgültige_antwort", "endgueltige_antwort", "最终答案", "最終答案", "最終回答", "정답",
+                 "итоговый_ответ")
 
 
 def json_reply(body: str, stem: str = "") -> dict[str, Any] | None:
