@@ -362,3 +362,13 @@ def test_corpora_27_to_29_forms(corpus, row_id, verdict, letter):
     grade = grade_choice if "mcq" in row_id else grade_open_answer
     got = grade(question, row["response"], row["finish_reason"])
     assert (got.verdict, got.letter) == (verdict, letter) == (row["expected_verdict"], row.get("expected_letter")), got
+
+
+def test_a_dot_group_with_the_currency_after_it_is_deferred_when_read_as_thousands_it_is_the_key():
+    """AG-open-075, 'Quindi, the value is circa **136.007 $**.' after inputs written '$150,000 ... 22.49%': the
+    writer reads $136,007 (the key); the English reading, 136.007, was graded incorrect. The currency after the
+    number is how continental texts write amounts, so the judge reads it."""
+    question, row = corpus_row("AG-open-075", "grading_corpus_kept_out_29")
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert (grade.verdict, row["expected_verdict"]) == ("judge", "correct")
+    assert "continental" in grade.reason

@@ -75,7 +75,8 @@ def lone_group_on_key(reading: Reading, value: Number, text: str, stem: str, key
       decimal comma;
     * '113.733': a dot group, not a percent, in a text whose every dot is such a group and none settles it (no
       decimal point, no '1.234.567'), is 113,733 with the dot grouping thousands ('Der Endwert beträgt rund 113.733
-      USD', 'Resposta: £5.370' after '£6.620 − £1.250')."""
+      USD', 'Resposta: £5.370' after '£6.620 − £1.250'); with the currency after it, as continental texts write it
+      ('circa **136.007 $**'), even where other numbers write decimal points."""
     if AMBIGUOUS_GROUP.search(reading.token):
         own = [m for m in re.finditer(r"\d{1,3}(?:,\d{3})+(?!\d)", text) if m.group() not in stem]
         other, why = Number(value.value / 1000, value.unit), "the text's only comma group: read with a decimal comma"
@@ -85,10 +86,14 @@ def lone_group_on_key(reading: Reading, value: Number, text: str, stem: str, key
         digits = re.search(r"\d[\d.,]*", reading.token)
         if digits is None or not AMBIGUOUS_DOT_GROUP.fullmatch(digits.group()) or reading.number.unit == PERCENT:
             return ""
-        if writes_decimal_point(text.replace(digits.group(), " ")) or dots_group_thousands(text):
+        after = reading.region[reading.found.start + digits.end() :]
+        continental = re.match(r"[\s*_]*(?:[$€£¥]|USD|EUR|GBP|CHF)", after)  # '136.007 $', as French or Italian
+        if not continental and (writes_decimal_point(text.replace(digits.group(), " ")) or dots_group_thousands(text)):
             return ""  # another number settles the text's dots; the readers apply it
         other = Number(value.value * 1000, value.unit)
-        why = "a dot group in a text whose dots nothing settles: read with the dot grouping thousands"
+        why = "a dot group with the currency after it, as continental texts write amounts" if continental else \
+            "a dot group in a text whose dots nothing settles"
+        why += ": read with the dot grouping thousands"
     if key.window(value, tolerance).match or not key.window(other, tolerance).match:
         return ""
     return f"'{reading.token.strip()}' is {why} it is the key"
