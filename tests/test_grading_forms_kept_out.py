@@ -372,3 +372,19 @@ def test_a_dot_group_with_the_currency_after_it_is_deferred_when_read_as_thousan
     grade = grade_open_answer(question, row["response"], row["finish_reason"])
     assert (grade.verdict, row["expected_verdict"]) == ("judge", "correct")
     assert "continental" in grade.reason
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict"), [
+    # '**$1,185,400**. That's about $1.19 million, or 1,185.4k.': one value restated, not two offered (no_answer)
+    (30, "AH-open-065", "correct"),
+    # '**Final Answer: 590 months / 583 months**': two values on the answer line (incorrect on 590; label no_answer)
+    (31, "AI-open-081", "judge"),
+    # '= 5.72%' then 'Rounded: ≈ 6%' against the key 5.72 %: the writer grades the rounding (incorrect), the reader
+    # graded the computed value (correct); graders split, so the judge reads it
+    (31, "AI-open-104", "judge"),
+    (31, "AI-open-105", "judge"),
+])
+def test_corpora_30_and_31_forms(corpus, row_id, verdict):
+    """Misses of the two sets scored mid-session (on e985abb and 18be3fb), fixed after that score."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    assert grade_open_answer(question, row["response"], row["finish_reason"]).verdict == verdict

@@ -184,18 +184,22 @@ _APPROXIMATELY = re.compile(r"(?i)\b(?:about|approximately|roughly|around|circa|
 
 
 def _rounded_restatement(pair: re.Match[str]) -> bool:
-    """'$66,000,000, or about $0.07 billion': the second value, said to be approximate, is the first written to
-    fewer digits; one value restated, not an alternative ('8.0% or about 8.16%' offers two)."""
+    """'$66,000,000, or about $0.07 billion', 'about $1.19 million, or 1,185.4k': one value, said to be approximate,
+    is the other written to fewer digits; one value restated, not an alternative ('8.0% or about 8.16%' offers
+    two)."""
     first, second = pair.group("a") or pair.group("a2"), pair.group("b") or pair.group("b2")
     between = pair.string[pair.end("a" if pair.group("a") else "a2") : pair.start("b" if pair.group("b") else "b2")]
 
     def read(text: str) -> Number | None:
         found = scan_numbers(text)
         return found[0].number if found else None
-    a, b, step = read(first), read(second), rounding_step(second, read)
-    coarser = step is not None and step > (rounding_step(first, read) or 0)
-    return bool(_APPROXIMATELY.search(between)) and a is not None and b is not None and a.unit == b.unit and \
-        coarser and abs(a.value - b.value) <= step / 2 * (1 + 1e-9)
+    a, b = read(first), read(second)
+    if a is None or b is None or (a.unit != b.unit and None not in (a.unit, b.unit)):  # '1,185.4k' has no '$'
+        return False
+    before = pair.string[max(0, pair.start() - 12) : pair.start()]
+    steps = sorted((rounding_step(first, read) or 0, rounding_step(second, read) or 0))
+    return bool(_APPROXIMATELY.search(between) or _APPROXIMATELY.search(before)) and steps[1] > steps[0] and \
+        abs(a.value - b.value) <= steps[1] / 2 * (1 + 1e-9)
 
 
 # "rise above $511.03 or fall below $474.47": the two bounds of one answer (breakevens), not two answers

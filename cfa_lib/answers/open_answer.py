@@ -109,6 +109,7 @@ from cfa_lib.answers.settle import (
     key_in_second_half,
     key_stated_elsewhere,
     revised_after_final,
+    rounded_after,
     settle,
     table_after_statement,
 )
@@ -216,8 +217,9 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
 
     parts = [] if final is None else _candidates(final, question.stem)
-    if len(parts) > 1 and len({grade_open_answer(question, f"FINAL ANSWER: {part}", finish_reason, tolerance).verdict
-                               for part in parts}) > 1:  # 'principal 1,020; coupon 30.60'
+    if len(parts) > 1 and not is_hedge(line, question.stem) and len({grade_open_answer(  # a hedge is no_answer
+            question, f"FINAL ANSWER: {part}", finish_reason, tolerance).verdict for part in parts}) > 1:
+        # 'principal 1,020; coupon 30.60'
         return OpenGrade("judge", None, "the answer line states two values that lead to different verdicts",
                          "final_line")
     source: AnswerSource = "heuristic" if final is None else "final_line"
@@ -286,6 +288,9 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
             late := key_in_second_half(body, question.stem, match,
                                        lambda r: _same_magnitude(r, graded.value, question, key))):
         return OpenGrade("judge", None, late, source)
+    if source == "heuristic" and graded.verdict in ("correct", "incorrect") and (
+            rounded := rounded_after(body, settled, question.stem, match)):
+        return OpenGrade("judge", None, rounded, source)
     if final is not None and (revised := revised_after_final(after_final_line(body), question.stem,
                                                              graded.verdict == "correct", match)):
         return OpenGrade("judge", None, revised, source)
@@ -299,9 +304,10 @@ def _same_magnitude(reading: Reading, value: Number, question: Question, key: Nu
 
 
 def _candidates(line: str, stem: str) -> list[str]:
-    """The parts of an answer line ('; '-separated) that state a value; those naming the asked quantity only,
+    """The parts of an answer line ('; '- or ' / '-separated) that state a value; those naming the asked quantity only,
     when some do ('2.83 (Macaulay); modified 2.62' answers 'the Macaulay duration' with its first part)."""
-    parts = [part for part in line.split(";") if re.search(r"\d", part)]
+    # '590 months / 583 months' is two values; '$1.03 / $18.01 = 5.72%' one quotient
+    parts = [part for part in re.split(r";" if re.search("[=≈]", line) else r";|\s/\s", line) if re.search(r"\d", part)]
     if len(parts) < 2:  # one value: nothing to choose between (the asked quantity is not worth reading)
         return parts
     asked = asked_quantity(stem)

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from cfa_lib.answers.asked import asked_quantity, mentions, statements, worded
 from cfa_lib.answers.commitment import from_stem, is_aside, sentence_spans
 from cfa_lib.answers.final_number import Reading, clause_start, in_parentheses, read_body, stated_in, value_clause
+from cfa_lib.answers.key import rounding_step
 from cfa_lib.answers.locales import normalise_signs
 from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
 from cfa_lib.answers.question_unit import SCALE_WORDS, asks_difference
@@ -310,3 +311,31 @@ def _remark_at(body: str, position: int, stem: str) -> bool:
     before = body[at:position]
     return bool(_COMPARED_WITH.search(before)) or is_aside(sentence, stem) or bool(_SUPPOSED.search(sentence)) or bool(
         re.search(r"(?i)\b(?:footnote|complement\w*|some\s+texts|alternative\w*)\b", sentence))
+
+
+def rounded_after(body: str, settled: Reading, stem: str, on_key: Match) -> str:
+    """Why the graded value may not be the final word, or '': a later value restates it rounded ('= 5.72%' then
+    'Rounded: ≈ 6%') and the key's window grades that restatement otherwise. Careful graders split on it (the
+    last value stated, or a remark on the one computed), so the judge reads it."""
+    start = settled.at + settled.found.end
+    after = body[start:]
+
+    def read(text: str) -> Number | None:
+        found = scan_values(text)
+        return found[0].number if found else None
+    for found in scan_values(after):
+        number, token = found.number, after[found.start : found.end].strip()
+        step = rounding_step(token, read)
+        if number.unit != settled.number.unit or step is None or token in stem or number == settled.number:
+            continue
+        if not re.search(r"(?i)(?:\brounded\b|\bround(?:s|ing)?\s+to\b|[≈~]|\b(?:about|roughly|approximately|approx\.?|"
+                         r"circa)\b)[^\d\n]{0,12}$", after[max(0, found.start - 30) : found.start]):
+            continue  # a rounding is said to be one
+        if step <= (rounding_step(settled.token, read) or 0) or in_parentheses(body, start + found.start) or \
+                re.search(r"(?i)\bcheck", after[max(0, found.start - 30) : found.start]):
+            continue  # not coarser than the graded value; a remark or a check ('(i.e. ..., or about $0.07 billion)')
+        if abs(number.value - settled.number.value) <= step / 2 * (1 + 1e-9) and on_key(
+                Reading(number, after, found)) != on_key(settled):
+            return f"the response restates its answer rounded ({token}), and the key's window grades that otherwise"
+    return ""
+
