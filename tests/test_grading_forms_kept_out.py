@@ -388,3 +388,20 @@ def test_corpora_30_and_31_forms(corpus, row_id, verdict):
     """Misses of the two sets scored mid-session (on e985abb and 18be3fb), fixed after that score."""
     question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
     assert grade_open_answer(question, row["response"], row["finish_reason"]).verdict == verdict
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "letter"), [
+    (30, "AH-open-044", "no_answer", None),  # 'Answer: $12,093 ... or is it $10,762? ... both have merit.'
+    (30, "AH-mcq-029", "no_answer", None),  # "I'll say B. No wait, A. ... I can't settle this without ..."
+    (30, "AH-mcq-063", "no_answer", None),  # "My result is $45.84, which doesn't match any option exactly."
+    (31, "AI-mcq-074", "no_answer", None),  # "I can't help pick an answer for what appears to be a live exam ..."
+    (31, "AI-mcq-042", "incorrect", "A"),  # 'La opción correcta es la A, porque ...'
+    (21, "Y-mcq-077", "correct", "C"),  # "... doesn't match any option exactly; the closest option is 0.53, so ..."
+])
+def test_forms_corpora_30_and_31_deferred(corpus, row_id, verdict, letter):
+    """Rows of corpora 30 and 31 that went to the judge where the writer's label is plain, now decided as labelled
+    (and a guard: a 'no option matches' followed by a choice still chooses)."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_choice if "mcq" in row_id else grade_open_answer
+    got = grade(question, row["response"], row["finish_reason"])
+    assert (got.verdict, got.letter) == (verdict, letter) == (row["expected_verdict"], row.get("expected_letter")), got

@@ -51,8 +51,10 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         r"|\bmy\s+(?:final\s+)?(?:answer|choice|pick|selection)\s*(?:is|would\s+be|[:=])"
         r"|答案\s*(?:是|为|[:：])|(?:答え|正解|정답|최종\s*답)\s*(?:は|은|는)?\s*[:：]?"  # Chinese, Japanese, Korean
         r"|(?:应|应该|应当|故|所以)选(?:择)?"  # '所以应选 C' (so choose C)
-        r"|\b(?:la\s+bonne\s+r[ée]ponse\s+est|la\s+respuesta\s+correcta\s+es|a\s+resposta\s+correta\s+[ée]|"
-        r"la\s+risposta\s+corretta\s+[èe]|die\s+richtige\s+antwort\s+ist)\b"
+        # 'La opción correcta es la A', 'A resposta correta é a B'
+        r"|\b(?:la\s+bonne\s+(?:r[ée]ponse|option)\s+est|la\s+(?:respuesta|opci[óo]n)\s+correcta\s+es|"
+        r"a\s+(?:resposta|op[çc][ãa]o|alternativa)\s+correta\s+[ée]|la\s+risposta\s+corretta\s+[èe]|"
+        r"l['’]opzione\s+corretta\s+[èe]|die\s+richtige\s+(?:antwort|option)\s+ist)\b(?:\s+(?:la|el|le|a|o)\b)?"
         r"|\b(?:respuesta|r[ée]ponse|resposta|antwort|risposta|cevap|ответ)"
         r"(?:\s+(?:final|finale|correcta|correcte|correta))?\s*[:：]"
         r"|\\boxed\s*\{)"
@@ -350,7 +352,11 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
 _NO_OPTION_FITS = re.compile(
     r"(?i)\b(?:none\s+of\s+the\s+(?:listed\s+|given\s+|three\s+)?(?:options|choices|answers)\s+(?:match(?:es)?|fits?|"
     r"is\s+(?:right|correct|exact))|neither\s+(?:one\s+)?(?:option\s+)?match(?:es)?|not\s+exactly\s+any\s+of\s+the\s+"
-    r"(?:listed\s+|given\s+)?(?:options|choices)|falls\s+between\s+options)\b")
+    r"(?:listed\s+|given\s+)?(?:options|choices)|falls\s+between\s+options)\b"
+    # 'My result is $45.84, which doesn't match any option exactly.' closing the response (not '...; the closest
+    # option is 0.53, so I'll go with that one.')
+    r"|\b(?:doesn['’]t|does\s+not|don['’]t|do\s+not)\s+match\s+any\s+(?:of\s+the\s+)?(?:listed\s+|given\s+)?"
+    r"(?:options?|choices?|answers?)(?:\s+exactly)?[.!]?\s*\Z")
 
 
 def _letters_named_alone(body: str, letters: str) -> str:

@@ -68,7 +68,8 @@ _REFUSAL = re.compile(
     r"|\b(?:could|can|would)\s+you\s+(?:please\s+)?(?:provide|share|paste|list|restate|include|send|give|supply)\b"
     r"|\bif\s+you\s+(?:share|send|provide|paste|include|supply)\b"
     r"|\bI(?:['’]m|\s+am)\s+(?:not\s+able|unable)\b|\bunable\s+to\s+(?:answer|compute|determine)\b"
-    r"|\bI\s+(?:can['’]?t|cannot|can\s+not)\s+(?:answer|compute|determine|complete|select|pick|judge|evaluate|tell|see|help\s+with)\b"
+    r"|\bI\s+(?:can['’]?t|cannot|can\s+not)\s+(?:answer|compute|determine|complete|select|pick|judge|evaluate|tell|see|"
+    r"help\s+(?:with|(?:you\s+)?(?:pick|choose|select)))\b"
     # 'I can't provide specific financial or investment advice' ('While I cannot provide examples, ...' concedes)
     r"|\bI\s+(?:can['’]?t|cannot|can\s+not)\s+(?:provide|give|offer)\s+(?:[\w-]+\s+){0,4}?(?:advice|an?\s+answer)\b"
     r"|\b(?:cannot|can['’]?t|can\s+not)\s+be\s+(?:answered|computed|determined|calculated)\s+without\b"

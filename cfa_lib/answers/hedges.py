@@ -62,7 +62,8 @@ _HEDGE = re.compile(
 UNDECIDED = re.compile(
     r"(?i)\b(?:could|might|may)\s+be\s+either\b|\beither\s+(?:one\s+|of\s+(?:these|them|the\s+two)\s+)?"
     r"(?:could|might|may)\b|\bcan['’]?t\s+(?:say|tell)\s+which\b|\bcannot\s+(?:say|tell)\s+which\b"
-    r"|\b(?:can['’]?t|cannot)\s+pin\s+(?:this|it|that)\s+down\b|\bwithout\s+knowing\s+which\b"
+    r"|\b(?:can['’]?t|cannot)\s+(?:pin\s+(?:this|it|that)\s+down|settle\s+(?:this|it|on\s+one))\b"
+    r"|\bwithout\s+knowing\s+which\b|\bboth\s+have\s+(?:merit|a\s+case)\b"
     r"|\b(?:does(?:n['’]t|\s+not)|did(?:n['’]t|\s+not))\s+specify\s+which\b"
     r"|\bunder\s+one\s+(?:convention|reading|interpretation|assumption)\b[^.]{0,80}\bunder\s+the\s+other\b"
     # "Either reading is possible from the information given", "I can't rule either out from the wording"
