@@ -58,8 +58,8 @@ RECORDED = {
     "grading_corpus_kept_out_27": (0, 218, 240),
     "grading_corpus_kept_out_28": (0, 227, 239),
     "grading_corpus_kept_out_29": (0, 211, 250),
-    "grading_corpus_kept_out_30": (0, 219, 235),
-    "grading_corpus_kept_out_31": (1, 231, 247),
+    "grading_corpus_kept_out_30": (0, 220, 235),
+    "grading_corpus_kept_out_31": (1, 233, 247),
 }
 
 

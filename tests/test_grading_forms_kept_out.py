@@ -396,6 +396,7 @@ def test_corpora_30_and_31_forms(corpus, row_id, verdict):
     (30, "AH-mcq-063", "no_answer", None),  # "My result is $45.84, which doesn't match any option exactly."
     (31, "AI-mcq-074", "no_answer", None),  # "I can't help pick an answer for what appears to be a live exam ..."
     (31, "AI-mcq-042", "incorrect", "A"),  # 'La opción correcta es la A, porque ...'
+    (30, "AH-open-054", "incorrect", None),  # '... on second thought ... Redoing: £4,905.' then '**Final: £4,905**'
     (21, "Y-mcq-077", "correct", "C"),  # "... doesn't match any option exactly; the closest option is 0.53, so ..."
 ])
 def test_forms_corpora_30_and_31_deferred(corpus, row_id, verdict, letter):
