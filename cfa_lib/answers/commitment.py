@@ -22,8 +22,9 @@ from cfa_lib.answers.numbers import Found, Number, scan_numbers, scan_values
 from cfa_lib.answers.question_unit import asks_change, asks_difference
 
 # --- the FINAL ANSWER line -----------------------------------------------------------------------------
-# 'FINAL ANSWER: 5.12%' ('Final: £4,905'), or the label alone as a heading with the value on the next line ('### Final Answer'); the
-# same label in the other languages replies come in ('Endgültige Antwort:', 'Réponse finale :', '最终答案：')
+# 'FINAL ANSWER: 5.12%' ('Final: £4,905'), or the label alone as a heading with the value on the next line ('### Final
+# Answer'); the same label in the other languages replies come in ('Endgültige Antwort:', 'Réponse finale :',
+# '最终答案：')
 _FINAL_LABEL = (
     r"(?:final[ \t]+answer|final(?=[ \t*_]*[:：])|endg[üu]ltige[ \t]+antwort|finale[ \t]+antwort|r[ée]ponse[ \t]+finale"
     r"|respuesta[ \t]+final|resposta[ \t]+final|risposta[ \t]+finale|最终答案|最終答案|最終回答|최종[ \t]*답(?:변)?"
