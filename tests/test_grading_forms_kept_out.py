@@ -396,11 +396,13 @@ def test_corpora_30_and_31_forms(corpus, row_id, verdict):
     (30, "AH-mcq-063", "no_answer", None),  # "My result is $45.84, which doesn't match any option exactly."
     (31, "AI-mcq-074", "no_answer", None),  # "I can't help pick an answer for what appears to be a live exam ..."
     (31, "AI-mcq-042", "incorrect", "A"),  # 'La opción correcta es la A, porque ...'
+    (29, "AG-mcq-051", "correct", "A"),  # 'Правильный ответ — вариант A.'
+    (29, "AG-mcq-058", "correct", "A"),  # 'Nicht B, sondern A.'
     (30, "AH-open-054", "incorrect", None),  # '... on second thought ... Redoing: £4,905.' then '**Final: £4,905**'
     (21, "Y-mcq-077", "correct", "C"),  # "... doesn't match any option exactly; the closest option is 0.53, so ..."
 ])
 def test_forms_corpora_30_and_31_deferred(corpus, row_id, verdict, letter):
-    """Rows of corpora 30 and 31 that went to the judge where the writer's label is plain, now decided as labelled
+    """Rows of corpora 29 to 31 that went to the judge where the writer's label is plain, now decided as labelled
     (and a guard: a 'no option matches' followed by a choice still chooses)."""
     question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
     grade = grade_choice if "mcq" in row_id else grade_open_answer

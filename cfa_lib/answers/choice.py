@@ -55,6 +55,7 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         r"|\b(?:la\s+bonne\s+(?:r[ée]ponse|option)\s+est|la\s+(?:respuesta|opci[óo]n)\s+correcta\s+es|"
         r"a\s+(?:resposta|op[çc][ãa]o|alternativa)\s+correta\s+[ée]|la\s+risposta\s+corretta\s+[èe]|"
         r"l['’]opzione\s+corretta\s+[èe]|die\s+richtige\s+(?:antwort|option)\s+ist)\b(?:\s+(?:la|el|le|a|o)\b)?"
+        r"|правильный\s+ответ\s*(?:[—–-]|[:：])\s*(?:вариант\s+)?"  # 'Правильный ответ — вариант A.'
         r"|\b(?:respuesta|r[ée]ponse|resposta|antwort|risposta|cevap|ответ)"
         r"(?:\s+(?:final|finale|correcta|correcte|correta))?\s*[:：]"
         r"|\\boxed\s*\{)"
@@ -171,8 +172,10 @@ def _struck(match: re.Match[str]) -> str:
 
 # "not A or C — it's B", "the answer is not C but B": a negation that commits to the remaining letter
 _NEGATED = r"(?i:option\s+)?[{letters}](?:\s*\([^)]*\))?"  # "A (simple discount)"
-_NEGATION = r"(?i:\bnot)\s+" + _NEGATED + r"(?:\s*(?:,|(?i:or|nor|and))\s*" + _NEGATED + ")*" \
-    r"\s*(?:,?\s*(?i:but)|[—–-]+\s*(?i:it['’]?s|it\s+is)?|[,;.]\s*(?i:it['’]?s|it\s+is))\s*[*_(\[]*(?P<letter>[{letters}])(?![\w'’])"
+# 'Nicht B, sondern A.', 'pas B, mais A', 'no B, sino A': the same in the other languages
+_NEGATION = r"(?i:\bnot|\bnicht|\bpas|\bno)\s+" + _NEGATED + r"(?:\s*(?:,|(?i:or|nor|and))\s*" + _NEGATED + ")*" \
+    r"\s*(?:,?\s*(?i:but|sondern|mais|sino)|[—–-]+\s*(?i:it['’]?s|it\s+is)?|[,;.]\s*(?i:it['’]?s|it\s+is))\s*[*_(\[]*" \
+    r"(?P<letter>[{letters}])(?![\w'’])"
 
 
 # the prompt's own 'ANSWER: C' in capitals inside a line: '... → 113,733. ANSWER: C' after an earlier answer line
