@@ -59,6 +59,7 @@ RECORDED = {
     "grading_corpus_kept_out_28": (0, 227, 239),
     "grading_corpus_kept_out_29": (0, 213, 250),
     "grading_corpus_kept_out_30": (0, 220, 235),
+    "grading_corpus_kept_out_32": (0, 221, 234),
     "grading_corpus_kept_out_31": (1, 233, 247),
 }
 

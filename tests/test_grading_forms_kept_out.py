@@ -408,3 +408,16 @@ def test_forms_corpora_30_and_31_deferred(corpus, row_id, verdict, letter):
     grade = grade_choice if "mcq" in row_id else grade_open_answer
     got = grade(question, row["response"], row["finish_reason"])
     assert (got.verdict, got.letter) == (verdict, letter) == (row["expected_verdict"], row.get("expected_letter")), got
+
+
+@pytest.mark.parametrize(("row_id", "verdict"), [
+    ("AM-open-038", "judge"),  # 'The company paid **$13** in salaries.' (stem in $ millions): '$13' may drop 'million'
+    ("AM-mcq-031", "no_answer"),  # 'Could be B (€827,000) or A (€449,000) — the values are close.'
+    ("AM-mcq-032", "no_answer"),  # 'My computed value lies between options A and B, so I can't pick one confidently.'
+    ("AM-mcq-047", "judge"),  # '= 5.10%' (option C), then 'Let me reconsider... B? No, C. Actually B. Hmm.'
+])
+def test_corpus_32_forms(row_id, verdict):
+    """Misses of corpus 32, scored once mid-session on 737d80e, fixed after that score."""
+    question, row = corpus_row(row_id, "grading_corpus_kept_out_32")
+    grade = grade_choice if "mcq" in row_id else grade_open_answer
+    assert grade(question, row["response"], row["finish_reason"]).verdict == verdict

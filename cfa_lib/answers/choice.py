@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 
 from cfa_lib.answers.choice_options import ChoiceReading, by_option, words_disagree
 from cfa_lib.answers.commitment import sentences
-from cfa_lib.answers.hedges import doubts_its_answer, is_hedge
+from cfa_lib.answers.hedges import conclusion, doubts_its_answer, is_hedge
 from cfa_lib.answers.structured import data_block, letter_fields
 from cfa_lib.answers.text import clean, without_headings
 
@@ -345,6 +345,11 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
             next(iter(sentences(body)[-1:]), "")):
         return ChoiceReading(None, no_choice="the response ends on two values without choosing")
     reading = by_option(body, letters, options) if options else ChoiceReading(None)
+    last = conclusion(body)
+    if reading.letter is not None and _SWITCHES.search(last) and len(
+            set(_letters_named_alone(last, letters).split(", ")) - {""}) > 1:
+        # '= 5.10%. Let me reconsider... B? No, C. Actually B. Hmm.': letters switched after the value
+        return ChoiceReading(None, "the response switches between letters after the value it gives")
     if reading.letter is None and not reading.doubt and (named := _letters_named_alone(body, letters)):
         return ChoiceReading(None, f"option {named} is named, but in no form the reader decides on")
     if reading.letter is None and not reading.doubt and _CYRILLIC_VE.search(body):
@@ -352,10 +357,11 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
     return reading
 
 
+_SWITCHES = re.compile(r"(?i)\b(?:no|actually|wait|hmm+|reconsider)\b|\?")
 _NO_OPTION_FITS = re.compile(
     r"(?i)\b(?:none\s+of\s+the\s+(?:listed\s+|given\s+|three\s+)?(?:options|choices|answers)\s+(?:match(?:es)?|fits?|"
     r"is\s+(?:right|correct|exact))|neither\s+(?:one\s+)?(?:option\s+)?match(?:es)?|not\s+exactly\s+any\s+of\s+the\s+"
-    r"(?:listed\s+|given\s+)?(?:options|choices)|falls\s+between\s+options)\b"
+    r"(?:listed\s+|given\s+)?(?:options|choices)|(?:falls|lies|is)\s+between\s+options)\b"
     # 'My result is $45.84, which doesn't match any option exactly.' closing the response (not '...; the closest
     # option is 0.53, so I'll go with that one.')
     r"|\b(?:doesn['’]t|does\s+not|don['’]t|do\s+not)\s+match\s+any\s+(?:of\s+the\s+)?(?:listed\s+|given\s+)?"
@@ -405,9 +411,9 @@ def _marked_row(body: str, letters: str) -> str | None:
 
 
 def _offers_two(body: str, letters: str) -> bool:
-    """Two letters offered as alternatives: 'B or C', 'either B or A'."""
-    return bool(re.search(
-        rf"(?<![\w'’])[{letters}][)\]]?\s*(?:\bor\b|/)\s*(?:(?i:option)\s*)?[(\[]?[{letters}](?![\w'’])", body))
+    """Two letters offered as alternatives: 'B or C', 'either B or A', 'B (€827,000) or A (€449,000)'."""
+    return bool(re.search(rf"(?<![\w'’])[{letters}][)\]]?(?:\s*\([^()\n]{{0,40}}\))?\s*(?:\bor\b|/)\s*"
+                          rf"(?:(?i:option)\s*)?[(\[]?[{letters}](?![\w'’])", body))
 
 
 WEAK_TIER = 3  # a letter named in passing ("(option C)", "→ B"): counted only when no other letter is

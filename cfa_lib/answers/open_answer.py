@@ -405,10 +405,12 @@ def _graded(question: Question, reading: Reading, clause: str, key: NumericKey, 
     value = in_asked_time_unit(reading, question, basis)
     if scale := options_scale(question, reading, value):  # '65.9' against '£66 million.'
         scaled = Number(value.value * scale, value.unit or key.gold.unit)
-        if stem_scaled_by(question.stem, scale) and not spelled_currency(reading):
-            value = scaled  # the stem writes every amount in that scale: so does the answer
+        # the stem writes every amount in that scale: so does a bare answer ('13'; '$13' may have dropped it)
+        if stem_scaled_by(question.stem, scale) and not spelled_currency(reading) and \
+                not re.search(r"[$€£¥]", reading.token):
+            value = scaled
         elif key.window(scaled, tolerance).match and not key.window(value, tolerance).match:
-            return OpenGrade("judge", None, f"a bare {reading.token.strip()} against options in "
+            return OpenGrade("judge", None, f"{reading.token.strip()}, with no scale word, against options in "
                              f"{SCALE_NAMES[scale]}s: read in their scale it is the key, as written it is not", source)
     grade = key.window(value, tolerance)
     shown = on_key_scale(value, key.gold)
