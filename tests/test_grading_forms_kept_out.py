@@ -421,3 +421,24 @@ def test_corpus_32_forms(row_id, verdict):
     question, row = corpus_row(row_id, "grading_corpus_kept_out_32")
     grade = grade_choice if "mcq" in row_id else grade_open_answer
     assert grade(question, row["response"], row["finish_reason"]).verdict == verdict
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "value"), [
+    (33, "AN-open-049", 2.21),  # '| **Total** | **+2.21%** |' then '| (duration-only estimate) | +2.18% |'
+    (33, "AN-open-060", 30817.0),  # '| **Difference (Year 5)** | **€30,817** | |' then '| 6 | €0 | €77,344 |'
+    (33, "AN-open-070", 8.4),  # '| **Total expected return** | **8.4%** |' then '| Total without buybacks | 6.9% |'
+    (25, "AC-open-005", 31.41),
+])
+def test_the_one_bold_value_is_the_answer(corpus, row_id, value):
+    """A response that bolds one value commits to it, whatever table row or figure follows (judge before)."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert (grade.verdict, grade.value.value) == ("correct", value) == (row["expected_verdict"], value)
+
+
+def test_bold_inside_code_is_no_bold():
+    """'1.03**3' in a Python block is a power, not bold: the value after the block is read (Q-open-133 went to the
+    judge as 'the response bolds 3')."""
+    question, row = corpus_row("Q-open-133", "grading_corpus_kept_out_13")
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert (grade.verdict, grade.value.value) == ("correct", 4830283.0) == (row["expected_verdict"], 4830283.0)

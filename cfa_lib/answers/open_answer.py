@@ -108,6 +108,7 @@ from cfa_lib.answers.settle import (
     bold_elsewhere,
     key_in_second_half,
     key_stated_elsewhere,
+    one_bold_value,
     revised_after_final,
     rounded_after,
     settle,
@@ -274,7 +275,9 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     if source == "heuristic" and (table := table_after_statement(body, settled.position, question.stem)):
         return OpenGrade("judge", None, table, source)
     if source == "heuristic" and (bold := bold_elsewhere(response, settled, question.stem, match)):
-        return OpenGrade("judge", None, bold, source)
+        if (marked := one_bold_value(response, question.stem)) is None:
+            return OpenGrade("judge", None, bold, source)
+        settled = marked  # the one value a response bolds is what it commits to ('| **Total** | **+2.21%** |')
     question_words = " ".join([question.stem, *question.choices.values()])
     if word := unknown_word(settled.region, settled.found.start, settled.found.end, question_words):
         return OpenGrade("judge", None, f"an unknown word next to the value: {word}", source)

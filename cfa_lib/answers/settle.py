@@ -181,7 +181,6 @@ def _of_kind(reading: Reading, key_unit: str | None) -> Reading | None:
 
 # --- a value the response marks or states elsewhere ------------------------------------------------------
 
-_BOLD = re.compile(r"\*\*([^*\n]*\d[^*\n]*)\*\*")
 
 
 def _figures(token: str) -> str:
@@ -190,10 +189,22 @@ def _figures(token: str) -> str:
     return "" if found is None else re.sub(r"[,.]", "", found.group()).rstrip("0")
 
 
+# a markdown bold span ('**$905,940**', '| **Total** | **+2.21%** |'), paired left to right
+_BOLD = re.compile(r"(?<!\*)\*\*(?=\S)([^*\n]*?\S)\*\*(?!\*)")
+_VALUE_LIKE = re.compile(r"[$€£¥%]|\d[.,]\d|\d{3}")  # a value, not a label ('**Difference (Year 5)**')
+
+
+def _bolded_values(response: str) -> list[str]:
+    """The bold spans of a response that state a value, outside reasoning and code ('1.03**3' in a code block)."""
+    prose = re.sub(r"```.*?(?:```|\Z)|`[^`\n]*`", " ", split_thinking(response or "")[0], flags=re.S)
+    return [m.group(1) for m in _BOLD.finditer(prose) if _VALUE_LIKE.search(m.group(1))]
+
+
 def bold_elsewhere(response: str, reading: Reading, stem: str, match: Match) -> str:
     """Why the value read is not the one the response marks, or '': the response bolds a value ('≈ **$905,940**')
-    and the reader read another that falls on another verdict; which one it commits to the judge decides."""
-    marked = [m.group(1) for m in _BOLD.finditer(split_thinking(response or "")[0])]
+    and the reader read another that falls on another verdict; which one it commits to the judge decides, unless
+    the response bolds only that one value (`one_bold_value`)."""
+    marked = _bolded_values(response)
     if not marked:
         return ""
     bold = read_body(normalise_signs(clean(marked[-1])), stem)
@@ -202,6 +213,14 @@ def bold_elsewhere(response: str, reading: Reading, stem: str, match: Match) -> 
     if match(bold) == match(reading):
         return ""
     return f"the response bolds {marked[-1].strip()} and the value read is {reading.token.strip()}"
+
+
+def one_bold_value(response: str, stem: str) -> Reading | None:
+    """The one value a response bolds, when it bolds one: a table's '**Total**' row after which another row
+    follows ('(duration-only estimate) | +2.18%'), a '**€30,817**' among other figures. On the 34 corpora it
+    decided 21 answers the judge read before, each as its writer labelled it, and none otherwise."""
+    marked = _bolded_values(response)
+    return read_body(normalise_signs(clean(marked[0])), stem) if len(marked) == 1 else None
 
 
 def table_after_statement(body: str, position: int, stem: str) -> str:
