@@ -442,3 +442,12 @@ def test_bold_inside_code_is_no_bold():
     question, row = corpus_row("Q-open-133", "grading_corpus_kept_out_13")
     grade = grade_open_answer(question, row["response"], row["finish_reason"])
     assert (grade.verdict, grade.value.value) == ("correct", 4830283.0) == (row["expected_verdict"], 4830283.0)
+
+
+def test_a_python_dict_reply_is_read_by_its_fields():
+    """AN-open-046, "{'price_per_100': 97.28, 'coupon': 4.0, 'ytm': 5.0, 'par': 100}": a JSON object written as a
+    Python dict is read by the field naming the asked price (judge before: the last number, 100, stood after the
+    key's value)."""
+    question, row = corpus_row("AN-open-046", "grading_corpus_kept_out_33")
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert (grade.verdict, grade.value.value) == ("correct", 97.28)

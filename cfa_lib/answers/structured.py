@@ -6,6 +6,7 @@ A failed request or a reply of the wrong shape becomes a reason string that ends
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from typing import Any
@@ -166,10 +167,14 @@ def _xml_document(body: str) -> dict[str, Any] | None:
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
+    """A JSON object, or the same written as a Python dict ("{'price_per_100': 97.28, 'coupon': 4.0}")."""
     try:
         parsed = json.loads(text)
     except ValueError:
-        return None
+        try:
+            parsed = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
     return parsed if isinstance(parsed, dict) else None
 
 
