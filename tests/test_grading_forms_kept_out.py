@@ -451,3 +451,16 @@ def test_a_python_dict_reply_is_read_by_its_fields():
     question, row = corpus_row("AN-open-046", "grading_corpus_kept_out_33")
     grade = grade_open_answer(question, row["response"], row["finish_reason"])
     assert (grade.verdict, grade.value.value) == ("correct", 97.28)
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "value"), [
+    (32, "AM-open-102", 0.79),  # 'Respuesta: aproximadamente US$ 0.79 por acción'
+    (32, "AM-open-106", 46.14),  # '정답: 내부수익률(IRR)은 약 46.14%입니다.'
+    (33, "AN-open-112", 15.73),  # 'Réponse : environ 15,73 $ par action.'
+])
+def test_words_for_share_and_copulas_in_other_languages_are_known(corpus, row_id, value):
+    """'acción', 'action', '입니다' next to the value were unknown words (judge); they name the share the question
+    prices or say 'is'."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert (grade.verdict, grade.value.value) == ("correct", value) == (row["expected_verdict"], value)

@@ -55,16 +55,18 @@ _LEXICON_OTHER = frozenset("""
     prijs waarde rendement cena wartość stopa
     beklenir erwartet attendu attendue esperado esperada previsto prevista ожидается verwacht cero zéro null
     korrelation corrélation correlación correlação correlazione korelasyon корреляция
+    bei liegt beläuft sich auf sont são sono zijn
+    aktie action acción ação azione aandeel
     """.split())
 _LEXICON = _LEXICON_ENGLISH | _LEXICON_OTHER
 # words the lexicon knows only in other languages (not also English words: 'die', 'do', 'no'): a line holding one
 # is not English prose
 _FOREIGN = frozenset(w for w in _LEXICON_OTHER if w.isascii()) - _LEXICON_ENGLISH - frozenset(
-    "also an ay die do lo mes no son un par pro".split())
+    "also an ay die do lo mes no son un par pro action".split())
 # CJK has no spaces: a run of CJK characters is known when its end next to the value is one of these
 _CJK_KNOWN = tuple("""
     答案 答え 结果 結果 约为 约合 大约 约 約 为 為 是 は で です 대략 약 답 답변
-    미국 日元 美元 欧元 英镑 元 円 ドル ユーロ ポンド 달러 유로 파운드 엔 원 万 億 亿 百万 ポイント""".split())
+    미국 日元 美元 欧元 英镑 元 円 ドル ユーロ ポンド 달러 유로 파운드 엔 원 万 億 亿 百万 ポイント 입니다""".split())
 
 
 def unknown_word(region: str, start: int, end: int, question: str = "") -> str:
