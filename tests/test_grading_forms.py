@@ -686,7 +686,7 @@ def test_a_letter_before_a_japanese_copula():
     ("9", "M-open-076", "correct", 112),  # '≈ $112.00, an expected gain of about $1.00 per share (0.9%)'
     ("9", "M-open-118", "correct", 29),  # 'falls to $29 — a drop of $21 from the $50 purchase price'
     ("8", "L-open-168", "correct", 0.22),  # '≈ 0.22' then 'Check: ...; there are 4 quarters and p = 0.94.'
-    ("8", "L-open-114", "judge", None),  # the table bolds 'Contracts to sell' 1,230; its last cell is 4.8
+    ("8", "L-open-114", "correct", 1230),  # the table bolds 'Contracts to sell' 1,230 (its one bold value) above 4.8
     ("9", "M-open-081", "judge", None),  # '**$64,400**' then 'carrying amount = $565,200'
 ])
 def test_kept_out_6_to_9_open_forms(corpus, row_id, verdict, value):
