@@ -8,6 +8,7 @@ as written.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -100,6 +101,17 @@ def test_a_refusal_that_restates_one_of_the_questions_numbers_commits_to_none():
 def test_a_json_block_closing_a_reply_of_prose_is_its_answer_line(corpus, row_id, value):
     got, row = _graded(row_id, corpus, lambda text, stem: re.sub(
         r"(?m)^FINAL ANSWER: *(.+?) *$", lambda m: '```json\n{"final_answer": "' + m.group(1) + '"}\n```', text))
+    assert got.verdict == row["expected_verdict"] and math.isclose(got.value.value, value)
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "value"), [
+    ("grading_corpus", "open-091", 0.45),  # 'FINAL ANSWER: $45\,\text{bps}$' (bps read as percent before)
+    ("grading_corpus_kept_out_4", "gopen-031", 113733.2),  # '$1.137332 \times 10^{5}$ USD' (read 1.137332)
+])
+def test_latex_escaped_inside_a_json_answer_line_reads_as_latex(corpus, row_id, value):
+    got, row = _graded(row_id, corpus, lambda text, stem: re.sub(
+        r"(?m)^FINAL ANSWER: *(.+?) *$", lambda m: '```json\n' + json.dumps({"final_answer": m.group(1)}) + '\n```',
+        text))
     assert got.verdict == row["expected_verdict"] and math.isclose(got.value.value, value)
 
 

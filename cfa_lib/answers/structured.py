@@ -171,6 +171,8 @@ def _json_object(text: str) -> dict[str, Any] | None:
     try:
         parsed = json.loads(text)
     except ValueError:
+        if re.search(r"\\(?![xuU'\"\\nt])", text):  # a backslash no Python string escape starts ('\×')
+            return None
         try:
             parsed = ast.literal_eval(text)
         except (ValueError, SyntaxError, MemoryError, RecursionError):

@@ -12,6 +12,7 @@ _INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(?P<math>[^$\n]*?(?:\\[A-Za-z]+|[_
 
 
 def _unwrap_latex(text: str) -> str:
+    text = re.sub(r"\\\\(?=[A-Za-z$%,;:! ])", r"\\", text)  # escaped in a JSON string: '"$45\\,\\text{bps}$"'
     text = _INLINE_MATH.sub(lambda m: m.group("math"), text)
     previous = None
     while previous != text:
