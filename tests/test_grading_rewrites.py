@@ -138,3 +138,15 @@ def test_scientific_notation_inside_a_box_keeps_the_box_closed():
     got, row = _graded("AF-open-020", "grading_corpus_kept_out_28", lambda text, stem: re.sub(
         r"(?m)^FINAL ANSWER: *(.+?) *$", r"FINAL ANSWER: $\\boxed{\1}$", text))
     assert got.verdict == row["expected_verdict"] == "correct" and math.isclose(got.value.value, 29243)
+
+
+@pytest.mark.parametrize(("corpus", "row_id"), [
+    ("grading_corpus_kept_out_33", "AN-mcq-043"),  # 'ANSWER: B' ... 'Wait, I used ... instead ...' 'ANSWER: C'
+    ("grading_corpus_kept_out_32", "AM-mcq-046"),  # 'ANSWER: A' ... 'On reflection, B is better.' 'ANSWER: B'
+])
+def test_two_answer_lines_written_as_json_read_as_answer_lines(corpus, row_id):
+    """Each 'ANSWER: X' line written '{"answer": "X"}': the last one answers, as the last answer line does ('instead'
+    in the sentence before it made the letter a hypothetical)."""
+    got, row = _graded(row_id, corpus, lambda text, stem: re.sub(r"ANSWER: ([A-C])", r'{"answer": "\1"}', text))
+    assert (got.verdict, got.letter) == (row["expected_verdict"], row["expected_letter"])
+

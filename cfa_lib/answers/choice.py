@@ -278,6 +278,8 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
                 None, "the prose and the JSON answer name different letters")
     body = re.sub(r"~~(?!\s*\(?[A-Z]\)?\s*~~)[^~\n]+~~", " ", body)  # '~~ANSWER: B~~' is withdrawn; '~~B~~ C?' kept
     body = _ordinals_as_letters(_STRUCK.sub(_struck, body), letters)
+    # '{"answer": "B"}' on a line of its own, twice or among prose: an answer line written as JSON
+    body = re.sub(r'(?m)^[ \t]*\{[ \t]*"(?:final_)?answer"[ \t]*:[ \t]*"([A-Z])"[ \t]*\}[ \t]*$', r"ANSWER: \1", body)
     lines = _answer_lines(body, letters)
     if lines:
         last = lines[-1]
