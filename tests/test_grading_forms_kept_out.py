@@ -464,3 +464,21 @@ def test_words_for_share_and_copulas_in_other_languages_are_known(corpus, row_id
     question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
     grade = grade_open_answer(question, row["response"], row["finish_reason"])
     assert (grade.verdict, grade.value.value) == ("correct", value) == (row["expected_verdict"], value)
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "letter"), [
+    (34, "AO-open-057", "correct", None),  # '**297.51 months**, i.e. about 24.79 years or 9,049 days': one value
+    (34, "AO-open-089", "judge", None),  # '= 1.10%', then 'Bond A is expected to lose 1.10% relative to Treasuries.'
+    (35, "AP-open-051", "judge", None),  # 'Total ≈ 1.42%, i.e. the price would decrease by 1.42%.'
+    (35, "AP-open-112", "no_answer", None),  # 'It depends on the payment timing:' then a value for each timing
+    (35, "AP-open-013", "correct", None),  # INI '[answer]' 'cash_collected = 32' ... 'change_in_ar = 13'
+    (34, "AO-mcq-032", "no_answer", None),  # 'So the answer is either B (90 percent) or C (150 percent), depending ...'
+    (34, "AO-mcq-045", "judge", None),  # '... so A. But hold on — ... So B? Or stay with A?'
+    (34, "AO-mcq-067", "no_answer", None),  # "I'm not comfortable picking one of these options: ..."
+])
+def test_corpora_34_and_35_forms(corpus, row_id, verdict, letter):
+    """Misses of corpora 34 and 35, scored once mid-session on 5039d0e, fixed after that score."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_choice if "mcq" in row_id else grade_open_answer
+    got = grade(question, row["response"], row["finish_reason"])
+    assert (got.verdict, got.letter) == (verdict, letter), got

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from cfa_lib.answers.choice_options import ChoiceReading, by_option, words_disagree
-from cfa_lib.answers.commitment import sentences
+from cfa_lib.answers.commitment import has_refusal, sentences
 from cfa_lib.answers.hedges import conclusion, doubts_its_answer, is_hedge
 from cfa_lib.answers.structured import data_block, letter_fields
 from cfa_lib.answers.text import clean, without_headings
@@ -122,7 +122,9 @@ def _letter_is_article(text: str, end: int) -> bool:
 
 def _names_two_letters(text: str, start: int, end: int, letters: str) -> bool:
     joiner = r"\s*(?:,|/|&|\band/or\b|\band\b|\bor\b|或|或者|\boder\b|\bou\b|\bo\b|\bили\b)\s*"
-    after = re.match(rf"[)\]]?{joiner}(?:(?i:option|choice)\s*)?[(\[]?[{letters}](?![\w'’])", text[end:])
+    # 'either B (90 percent) or C (150 percent)': a remark in parentheses between the two
+    after = re.match(rf"[)\]]?(?:\s*\([^()\n]{{0,40}}\))?{joiner}(?:(?i:option|choice)\s*)?[(\[]?[{letters}](?![\w'’])",
+                     text[end:])
     before = re.search(rf"(?<![\w'’])[{letters}][)\]]?{joiner}(?:(?i:option|choice)\s*)?[(\[]?$", text[:start])
     return bool(after or before)
 
@@ -306,6 +308,10 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     reading = _stated_choice(body, letters, options)
     if reading.letter is not None and doubts_its_answer(body):  # '... → A. Wait, ... → B. Or A. Hard to say.'
         return ChoiceReading(None, "the response says it is unsure of its answer")
+    closing = " ".join(sentences(body)[-2:])  # '... so A. But hold on — ... So B? Or stay with A?'
+    named = set(_letters_named_alone(closing, letters).split(", ")) - {""}
+    if reading.letter is not None and closing.rstrip(" *_").endswith("?") and len(named) > 1:
+        return ChoiceReading(None, "the response ends asking which of two letters")
     return reading
 
 
@@ -346,6 +352,8 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
     if options and any(re.search(r"\d", text) for text in options.values()) and is_hedge(
             next(iter(sentences(body)[-1:]), "")):
         return ChoiceReading(None, no_choice="the response ends on two values without choosing")
+    if options and has_refusal(conclusion(body)):  # "I'm not comfortable picking one of these options: ..."
+        return ChoiceReading(None, no_choice="the response declines to pick an option")
     reading = by_option(body, letters, options) if options else ChoiceReading(None)
     last = conclusion(body)
     if reading.letter is not None and _SWITCHES.search(last) and len(

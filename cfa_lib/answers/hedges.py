@@ -122,6 +122,22 @@ def sentence_leaves_open(body: str, position: int) -> bool:
     return len(values) > 1 and bool(_OPEN_SENTENCE.search(sentence))
 
 
+_DEPENDS_OPENING = re.compile(r"(?i)^[\s>*#_]*(?:it\s+)?depends\s+on\b|^[\s>*#_]*(?:it['’]?s\s+)?hard\s+to\s+say\b")
+_SETTLES = re.compile(r"(?i)\b(?:so|therefore|thus|hence|I(?:['’]d|\s+would|\s+will|['’]ll)|answer|go\s+with|choose|"
+                      r"pick|use|take|assume|assuming|standard|here|given)\b")
+
+
+def conclusion_depends(body: str) -> bool:
+    """The last paragraph opens 'It depends on ...' and lists two or more values without settling on one ('It
+    depends on the payment timing:' then '- ordinary annuity: £4,321.51' and '- annuity due: £4,303.58')."""
+    last = conclusion(body)
+    opening = _DEPENDS_OPENING.match(last)
+    if opening is None:
+        return False
+    values = {round(found.number.value, 9) for found in scan_values(last)}
+    return len(values) > 1 and not _SETTLES.search(last, opening.end())
+
+
 _CONDITION_START = re.compile(r"(?i)^[\s>*_\-•]*(?:(?:but|and|or|though|however),?\s+)?if\b")
 
 
@@ -175,10 +191,23 @@ def _two_values(sentence: str, stem: str) -> bool:
             continue  # "$28.67, or about 115% of the $25 issue price": one value restated as a ratio, no alternative
         if re.match(r"\s*\)\s*[=≈]", sentence[pair.end() :]):
             continue  # "P(X = 3, 4 or 5) = 3 × (1/20)": the outcomes an expression's argument counts
+        if _RESTATES.search(sentence[max(0, pair.start() - 40) : pair.start()]) and _units_differ(pair):
+            continue  # '**297.51 months**, i.e. about 24.79 years or 9,049 days': one value in other units
         if a and b and relative_error(a[0].number, b[0].number) > 1e-9 and not both_ways and not from_stem(
                 sentence, pair.start(), pair.end(), stem) and not _rounded_restatement(pair):
             return True
     return False
+
+
+_RESTATES = re.compile(r"(?i)\b(?:i\.\s?e\.|that\s+is|equivalently|in\s+other\s+words)|\bor\s*$")
+_TIME_UNIT = re.compile(r"(?i)\s*(days?|weeks?|months?|quarters?|years?)\b")
+
+
+def _units_differ(pair: re.Match[str]) -> bool:
+    """Each value of the pair is followed by another unit of time ('24.79 years or 9,049 days')."""
+    units = [_TIME_UNIT.match(pair.string, pair.end(g)) for g in ("a", "b") if pair.group(g)] or \
+        [_TIME_UNIT.match(pair.string, pair.end(g)) for g in ("a2", "b2") if pair.group(g)]
+    return len(units) == 2 and all(units) and units[0].group(1).rstrip("s") != units[1].group(1).rstrip("s")
 
 
 _APPROXIMATELY = re.compile(r"(?i)\b(?:about|approximately|roughly|around|circa|some)\b|[≈~]")

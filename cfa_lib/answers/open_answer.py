@@ -80,6 +80,7 @@ from cfa_lib.answers.final_number import Reading, clause_start, read_body, value
 from cfa_lib.answers.hedges import (
     UNDECIDED,
     conclusion,
+    conclusion_depends,
     declines_to_choose,
     doubts_its_answer,
     ends_on_condition,
@@ -112,6 +113,7 @@ from cfa_lib.answers.settle import (
     revised_after_final,
     rounded_after,
     settle,
+    signed_after,
     table_after_statement,
 )
 from cfa_lib.answers.structured import answer_fields, closing_answer, json_reply
@@ -267,6 +269,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         if has_refusal(body):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
         return OpenGrade("judge", None, "the response commits to words, not a number", source)
+    if source == "heuristic" and conclusion_depends(body):
+        return OpenGrade("no_answer", None, "the response closes on 'it depends' and a value for each case", source)
     if source == "heuristic" and ends_on_two_conventions(body):
         return OpenGrade("no_answer", None, "the response closes on a value under each of two conventions", source)
     if source == "heuristic" and ends_on_condition(body, settled.position):
@@ -292,8 +296,9 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
                                        lambda r: _same_magnitude(r, graded.value, question, key))):
         return OpenGrade("judge", None, late, source)
     if source == "heuristic" and graded.verdict in ("correct", "incorrect") and (
-            rounded := rounded_after(body, settled, question.stem, match)):
-        return OpenGrade("judge", None, rounded, source)
+            restated := rounded_after(body, settled, question.stem, match) or signed_after(body, settled, question.stem)
+    ):  # '= 5.72%' then 'Rounded: ≈ 6%'; '= 1.10%' then 'expected to lose 1.10%'
+        return OpenGrade("judge", None, restated, source)
     if final is not None and (revised := revised_after_final(after_final_line(body), question.stem,
                                                              graded.verdict == "correct", match)):
         return OpenGrade("judge", None, revised, source)

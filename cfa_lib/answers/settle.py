@@ -24,13 +24,14 @@ import re
 from collections.abc import Callable
 
 from cfa_lib.answers.asked import asked_quantity, mentions, statements, worded
-from cfa_lib.answers.commitment import from_stem, is_aside, sentence_spans
+from cfa_lib.answers.commitment import apply_sign_words, from_stem, is_aside, sentence_spans
 from cfa_lib.answers.final_number import Reading, clause_start, in_parentheses, read_body, stated_in, value_clause
 from cfa_lib.answers.key import rounding_step
 from cfa_lib.answers.locales import normalise_signs
-from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, scan_values
+from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Found, Number, scan_values
 from cfa_lib.answers.question_unit import SCALE_WORDS, asks_difference
 from cfa_lib.answers.text import clean
+from cfa_lib.answers.value_context import asks_for_a_fall
 from cfa_lib.models.thinking import split_thinking
 
 _EXCEEDS_BY = re.compile(r"(?i)\b(?:exceed\w*|outperform\w*|beat\w*)\b[^.;]{0,80}\bby\s*(?:about\s+|roughly\s+)?$")
@@ -356,5 +357,22 @@ def rounded_after(body: str, settled: Reading, stem: str, on_key: Match) -> str:
         if abs(number.value - settled.number.value) <= step / 2 * (1 + 1e-9) and on_key(
                 Reading(number, after, found)) != on_key(settled):
             return f"the response restates its answer rounded ({token}), and the key's window grades that otherwise"
+    return ""
+
+
+def signed_after(body: str, settled: Reading, stem: str) -> str:
+    """Why the graded value's sign is in doubt, or '': a later restatement of the positive value read says in words
+    that it is a loss or a fall ('= 1.10%', then 'Bond A is expected to lose 1.10% relative to Treasuries'; 'Total ≈
+    1.42%, i.e. the price would decrease by 1.42%'), and the question asks for no fall. Careful graders take the
+    sign the response says in words; the judge reads it."""
+    if settled.number.value <= 0 or asks_for_a_fall(stem):
+        return ""
+    start = settled.at + settled.found.end
+    for found in scan_values(body[start:]):
+        found = Found(found.number, found.start + start, found.end + start)
+        signed = apply_sign_words(body, found)
+        if signed.value < 0 < found.number.value and signed.unit == settled.number.unit and \
+                abs(found.number.value - settled.number.value) <= 1e-9 * max(1.0, found.number.value):
+            return f"the response restates {body[found.start : found.end].strip()} as a loss or a fall in words"
     return ""
 

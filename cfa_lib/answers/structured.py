@@ -74,15 +74,15 @@ def data_block(body: str) -> tuple[dict[str, Any], str] | None:
     if (document := _xml_document(body)) is not None:  # '<response><choice>A</choice>...</response>'
         return document, ""
     blocks = list(_FENCED_BLOCK.finditer(body))
-    if not blocks and (mapping := _yaml_mapping(body, minimum=3)) is not None:  # 'required_return: 10.10%' lines
-        return mapping, ""
+    if not blocks and (mapping := _yaml_mapping(body, minimum=3) or _ini_mapping(body)) is not None:
+        return mapping, ""  # 'required_return: 10.10%' lines; '[answer]' then 'cash_collected = 32
     if not blocks:  # '## Solution\n\n{"pv": 1721.97, ...}': one unfenced object standing on its own lines
         return _embedded_block(body)
     if len(blocks) != 1:
         return None
     block = blocks[0]
     content = block.group("block").strip()
-    parsed = _json_object(content) if content.startswith("{") else _yaml_mapping(content)
+    parsed = _json_object(content) if content.startswith("{") else _yaml_mapping(content) or _ini_mapping(content)
     return None if parsed is None else (parsed, body[: block.start()] + "\n" + body[block.end() :])
 
 
@@ -200,6 +200,31 @@ def _yaml_mapping(text: str, minimum: int = 2) -> dict[str, Any] | None:
     return mapping
 
 
+_INI_SECTION = re.compile(r"\[(?P<section>[A-Za-z_][\w.-]*)\]")
+_INI_LINE = re.compile(r"(?P<name>[A-Za-z_][\w.-]*)[ \t]*=[ \t]*(?P<value>[^;#\n]*?)[ \t]*(?:[;#].*)?")
+
+
+def _ini_mapping(text: str) -> dict[str, Any] | None:
+    """An INI or TOML reply ('[answer]' then 'cash_collected = 32'): its sections as fields holding their
+    'name = value' lines. It needs a section and two such lines, and nothing else but comments."""
+    mapping: dict[str, Any] = {}
+    section: dict[str, Any] = mapping
+    pairs = 0
+    for line in (line.strip() for line in text.splitlines()):
+        if not line or line.startswith((";", "#")):
+            continue
+        if header := _INI_SECTION.fullmatch(line):
+            section = mapping.setdefault(header.group("section"), {})
+            continue
+        pair = _INI_LINE.fullmatch(line)
+        if pair is None:
+            return None
+        section[pair.group("name")] = _scalar(pair.group("value"))
+        pairs += 1
+    has_section = any(isinstance(value, dict) for value in mapping.values())
+    return mapping if has_section and pairs >= 2 else None
+
+
 def _scalar(text: str) -> Any:
     try:
         return json.loads(text)
@@ -223,11 +248,15 @@ _VALUE_FIELDS = ("value", "amount", "number")  # '{"answer": {"value": 3.70, "un
 
 
 def _answer_value(value: Any) -> Any:
-    """An answer field's value; an object holding one value field gives that value, with its unit if it names one."""
+    """An answer field's value; an object holding one value field, or one field alone beside its unit
+    ('[result]' then 'final_value = 22950.46'), gives that value, with its unit if it names one."""
     if not isinstance(value, dict):
         return value
     held = [value[name] for name in value if name.lower() in _VALUE_FIELDS and not isinstance(value[name], dict | list)]
     unit = value.get("unit") or value.get("currency")
+    others = [item for name, item in value.items() if name.lower() not in ("unit", "units", "currency")]
+    if not held and len(others) == 1 and isinstance(others[0], int | float | str):
+        held = others
     if len(held) != 1:
         return value
     return f"{held[0]} {unit}" if isinstance(unit, str) and isinstance(held[0], int | float) else held[0]
