@@ -482,3 +482,21 @@ def test_corpora_34_and_35_forms(corpus, row_id, verdict, letter):
     grade = grade_choice if "mcq" in row_id else grade_open_answer
     got = grade(question, row["response"], row["finish_reason"])
     assert (got.verdict, got.letter) == (verdict, letter), got
+
+
+@pytest.mark.parametrize(("row_id", "verdict", "letter"), [
+    ("AL-mcq-049", "no_answer", None),  # 'It depends on ...: under one reading the answer is A, under the other B.'
+    ("AL-mcq-103", "correct", "A"),  # 'The first option listed is the right one.'
+    ("AL-mcq-116", "correct", "B"),  # 'Ответ: Б (второй вариант)': Б is the second letter
+])
+def test_corpus_38_forms(row_id, verdict, letter):
+    """Misses of corpus 38, kept out until the final reader 6a6a46b and scored once on it; fixed after that score."""
+    question, row = corpus_row(row_id, "grading_corpus_kept_out_38")
+    got = grade_choice(question, row["response"], row["finish_reason"])
+    assert (got.verdict, got.letter) == (verdict, letter) == (row["expected_verdict"], row.get("expected_letter")), got
+
+
+def test_most_likely_marks_the_value_a_response_prefers():
+    """S-open-076, 'Most likely $165.82, although with different rounding you might see $166.32.': $165.82 is read."""
+    question, row = corpus_row("S-open-076", "grading_corpus_kept_out_15")
+    assert grade_open_answer(question, row["response"], row["finish_reason"]).value.value == 165.82

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 
 from cfa_lib.answers.choice_options import ChoiceReading, by_option, words_disagree
 from cfa_lib.answers.commitment import has_refusal, sentences
-from cfa_lib.answers.hedges import conclusion, doubts_its_answer, is_hedge
+from cfa_lib.answers.hedges import UNDECIDED, conclusion, doubts_its_answer, is_hedge
 from cfa_lib.answers.structured import data_block, letter_fields
 from cfa_lib.answers.text import clean, without_headings
 
@@ -212,7 +212,7 @@ def _ordinals_as_letters(body: str, letters: str) -> str:
     """'the third option' and 'option #1' (options numbered as people count them) as 'option C' and 'option A'."""
     def letter(index: int, whole: str) -> str:
         return f"option {letters[index]}" if 0 <= index < len(letters) else whole
-    body = re.sub(r"(?i)\bthe\s+(first|second|third|fourth|fifth)\s+(?:option|choice)\b",
+    body = re.sub(r"(?i)\bthe\s+(first|second|third|fourth|fifth)\s+(?:option|choice)(?:\s+listed)?\b",
                   lambda m: letter(_ORDINALS[m.group(1).lower()], m.group()), body)
     body = re.sub(r"(?i)\b(?:option|choice)\s+(one|two|three|four|five)\b",
                   lambda m: letter(_COUNTED[m.group(1).lower()], m.group()), body)
@@ -231,6 +231,7 @@ def latin_letters(body: str) -> str:
     of a line ('Ответ: А' is A), or after an Arabic answer label ('الإجابة: ب' is 'Answer: B'); a Russian word such
     as the preposition 'В соответствии' is left alone."""
     body = _ARABIC_ANSWER.sub(lambda m: f"Answer: {'ABCD'['أبجد'.index(m.group('letter'))]}", body)
+    body = re.sub(r"(?<!\w)Б(?=[ \t]*(?:[).:;!*\]]|\(|$))", "B", body, flags=re.M)  # 'Ответ: Б (второй вариант)'
     return _LONE_LOOKALIKE.sub(lambda m: m.group().translate(_LOOKALIKES), body)
 
 
@@ -312,6 +313,9 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     named = set(_letters_named_alone(closing, letters).split(", ")) - {""}
     if reading.letter is not None and closing.rstrip(" *_").endswith("?") and len(named) > 1:
         return ChoiceReading(None, "the response ends asking which of two letters")
+    if reading.letter is not None and len(named) > 1 and (UNDECIDED.search(closing) or _DEPENDS.search(closing)):
+        # 'It depends on the convention: under one reading the answer is A, under the other it is B.'
+        return ChoiceReading(None, no_choice="two letters, each under its own reading")
     return reading
 
 
@@ -367,6 +371,7 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
     return reading
 
 
+_DEPENDS = re.compile(r"(?i)\bdepends\s+on\b")
 _SWITCHES = re.compile(r"(?i)\b(?:no|actually|wait|hmm+|reconsider)\b|\?")
 _NO_OPTION_FITS = re.compile(
     r"(?i)\b(?:none\s+of\s+the\s+(?:listed\s+|given\s+|three\s+)?(?:options|choices|answers)\s+(?:match(?:es)?|fits?|"

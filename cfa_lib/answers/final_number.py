@@ -205,6 +205,7 @@ _ANSWER_MARKER = re.compile(
     r"|\bif\s+I\s+(?:had|have|must)\s+to\s+(?:choose|pick)(?:\s+one)?\s*[,:]"
     r"|\b(?:I['’]?m\s+|I\s+am\s+|I\s+)?lean(?:ing|s)?\s+(?:towards?|to)\b"  # '... could be 0.61. Leaning towards 0.39'
     r"|\bI\s+(?:would|['’]d|will)\s+report\b"  # '... 9.17 to 9.74 depending on rounding; I would report 9.45.'
+    r"|\bmost\s+likely[\s:,]*(?=[$€£¥]?\d)"  # 'around $14–$15 per share — most likely $14.29'
     r"|^[ \t#>*_]*(?:answer|result|conclusion)[ \t*_]*:?[ \t*_]*$)"  # a heading: "### Result", "**Answer**"
 )
 _NOTE_MARK = r"[¹²³⁴⁵⁶⁷⁸⁹†‡]|\[\d+\]"  # a footnote's marker
