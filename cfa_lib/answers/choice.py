@@ -310,7 +310,7 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     if reading.letter is not None and doubts_its_answer(body):  # '... → A. Wait, ... → B. Or A. Hard to say.'
         return ChoiceReading(None, "the response says it is unsure of its answer")
     closing = " ".join(sentences(body)[-2:])  # '... so A. But hold on — ... So B? Or stay with A?'
-    named = set(_letters_named_alone(closing, letters).split(", ")) - {""}
+    named = _letters_in(closing, letters)
     if reading.letter is not None and closing.rstrip(" *_").endswith("?") and len(named) > 1:
         return ChoiceReading(None, "the response ends asking which of two letters")
     if reading.letter is not None and len(named) > 1 and (UNDECIDED.search(closing) or _DEPENDS.search(closing)):
@@ -356,12 +356,11 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
     if options and any(re.search(r"\d", text) for text in options.values()) and is_hedge(
             next(iter(sentences(body)[-1:]), "")):
         return ChoiceReading(None, no_choice="the response ends on two values without choosing")
-    if options and has_refusal(conclusion(body)):  # "I'm not comfortable picking one of these options: ..."
+    last = conclusion(body)
+    if options and has_refusal(last):  # "I'm not comfortable picking one of these options: ..."
         return ChoiceReading(None, no_choice="the response declines to pick an option")
     reading = by_option(body, letters, options) if options else ChoiceReading(None)
-    last = conclusion(body)
-    if reading.letter is not None and _SWITCHES.search(last) and len(
-            set(_letters_named_alone(last, letters).split(", ")) - {""}) > 1:
+    if reading.letter is not None and _SWITCHES.search(last) and len(_letters_in(last, letters)) > 1:
         # '= 5.10%. Let me reconsider... B? No, C. Actually B. Hmm.': letters switched after the value
         return ChoiceReading(None, "the response switches between letters after the value it gives")
     if reading.letter is None and not reading.doubt and (named := _letters_named_alone(body, letters)):
@@ -391,6 +390,11 @@ def _letters_named_alone(body: str, letters: str) -> str:
     if any(_names_two_letters(body, *m.span(), letters) for m in named):
         return ""
     return ", ".join(sorted({m.group() for m in named}))
+
+
+def _letters_in(text: str, letters: str) -> set[str]:
+    """The letters a text names alone, as a set (`_letters_named_alone`)."""
+    return set(_letters_named_alone(text, letters).split(", ")) - {""}
 
 
 _NOT_BEFORE = re.compile(r"(?i)\bnot\b[^,;.:!?\n]*$")

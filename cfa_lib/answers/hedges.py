@@ -122,7 +122,7 @@ def sentence_leaves_open(body: str, position: int) -> bool:
     return len(values) > 1 and bool(_OPEN_SENTENCE.search(sentence))
 
 
-_DEPENDS_OPENING = re.compile(r"(?i)^[\s>*#_]*(?:it\s+)?depends\s+on\b|^[\s>*#_]*(?:it['’]?s\s+)?hard\s+to\s+say\b")
+_DEPENDS_OPENING = re.compile(r"(?i)^[\s>*#_]*(?:it\s+)?depends\s+on\b")
 _SETTLES = re.compile(r"(?i)\b(?:so|therefore|thus|hence|I(?:['’]d|\s+would|\s+will|['’]ll)|answer|go\s+with|choose|"
                       r"pick|use|take|assume|assuming|standard|here|given)\b")
 
@@ -199,7 +199,7 @@ def _two_values(sentence: str, stem: str) -> bool:
     return False
 
 
-_RESTATES = re.compile(r"(?i)\b(?:i\.\s?e\.|that\s+is|equivalently|in\s+other\s+words)|\bor\s*$")
+_RESTATES = re.compile(r"(?i)\b(?:i\.\s?e\.|that\s+is|equivalently|in\s+other\s+words)")
 _TIME_UNIT = re.compile(r"(?i)\s*(days?|weeks?|months?|quarters?|years?)\b")
 
 

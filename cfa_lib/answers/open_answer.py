@@ -381,14 +381,12 @@ def _most_named(scalars: list[tuple[str, Any]], stem: str) -> list[tuple[str, An
     phrase = words_of(asked_phrase(stem))
     quantity = phrase if asked is None else words_of(" ".join([*asked.modifiers, asked.head, asked.acronym or ""]))
 
-    def number(value: Any) -> Number | None:  # 4.08, '4.08%', '$26.92'; not 'buy 846 contracts, 2 legs'
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            return None
-        found = scan_values(str(value))
-        return found[0].number if len(found) == 1 and (not isinstance(value, str) or len(value) <= 20) else None
+    def one_value(value: Any) -> bool:  # 4.08, '4.08%', '$26.92'; not 'buy 846 contracts, 2 legs'
+        return isinstance(value, int | float | str) and not isinstance(value, bool) and len(str(value)) <= 20 and \
+            len(scan_values(str(value))) == 1
 
     scored = [((len(words & quantity), len(words & phrase), -len(words - phrase)), name, value)
-              for name, value in scalars if number(value) is not None and (words := _name_words(name))]
+              for name, value in scalars if one_value(value) and (words := _name_words(name))]
     best = max((score for score, _, _ in scored), default=(0, 0, 0))
     top = [(name, value) for score, name, value in scored if score == best]
     return top if best[0] and len({value for _, value in top}) == 1 else []

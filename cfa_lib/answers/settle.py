@@ -183,7 +183,6 @@ def _of_kind(reading: Reading, key_unit: str | None) -> Reading | None:
 # --- a value the response marks or states elsewhere ------------------------------------------------------
 
 
-
 def _figures(token: str) -> str:
     """The digits of a token's first number, without separators, sign, unit or scale ('$1,300' -> '1300')."""
     found = re.search(r"\d[\d,.]*", token)
@@ -218,8 +217,8 @@ def bold_elsewhere(response: str, reading: Reading, stem: str, match: Match) -> 
 
 def one_bold_value(response: str, stem: str) -> Reading | None:
     """The one value a response bolds, when it bolds one: a table's '**Total**' row after which another row
-    follows ('(duration-only estimate) | +2.18%'), a '**€30,817**' among other figures. On the 34 corpora it
-    decided 21 answers the judge read before, each as its writer labelled it, and none otherwise."""
+    follows ('(duration-only estimate) | +2.18%'), a '**€30,817**' among other figures. On the corpora written
+    before it, it decided 21 answers the judge read before, each as its writer labelled it, and none otherwise."""
     marked = _bolded_values(response)
     return read_body(normalise_signs(clean(marked[0])), stem) if len(marked) == 1 else None
 
@@ -375,4 +374,3 @@ def signed_after(body: str, settled: Reading, stem: str) -> str:
                 abs(found.number.value - settled.number.value) <= 1e-9 * max(1.0, found.number.value):
             return f"the response restates {body[found.start : found.end].strip()} as a loss or a fall in words"
     return ""
-

@@ -75,7 +75,7 @@ def data_block(body: str) -> tuple[dict[str, Any], str] | None:
         return document, ""
     blocks = list(_FENCED_BLOCK.finditer(body))
     if not blocks and (mapping := _yaml_mapping(body, minimum=3) or _ini_mapping(body)) is not None:
-        return mapping, ""  # 'required_return: 10.10%' lines; '[answer]' then 'cash_collected = 32
+        return mapping, ""  # 'required_return: 10.10%' lines; '[answer]' then 'cash_collected = 32'
     if not blocks:  # '## Solution\n\n{"pv": 1721.97, ...}': one unfenced object standing on its own lines
         return _embedded_block(body)
     if len(blocks) != 1:
