@@ -59,6 +59,8 @@ RECORDED = {
     "grading_corpus_kept_out_28": (0, 227, 239),
     "grading_corpus_kept_out_29": (0, 218, 250),
     "grading_corpus_kept_out_30": (0, 221, 235),
+    "grading_corpus_kept_out_39": (0, 235, 237),
+    "grading_corpus_kept_out_40": (3, 216, 234),
     "grading_corpus_kept_out_36": (3, 217, 240),
     "grading_corpus_kept_out_37": (0, 207, 233),
     "grading_corpus_kept_out_38": (1, 275, 296),
