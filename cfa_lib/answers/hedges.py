@@ -9,7 +9,14 @@ import re
 
 from cfa_lib.answers.commitment import from_stem, has_refusal, is_aside_start, sentence_spans, sentences
 from cfa_lib.answers.key import rounding_step
-from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number, relative_error, scan_numbers, scan_values
+from cfa_lib.answers.numbers import (
+    CURRENCY_UNITS,
+    PERCENT,
+    first_value,
+    relative_error,
+    scan_numbers,
+    scan_values,
+)
 
 # --- hedges ----------------------------------------------------------------------------------------------
 _NUM = r"(?:[-+]?(?:(?:US|R|A|C|HK|S)?\$|[€£¥₹]|(?:USD|EUR|GBP|JPY|CHF|BRL)\s?)?\s?\d[\d,]*(?:\.\d+)?)"  # 'US$ 109.000'
@@ -219,15 +226,11 @@ def _rounded_restatement(pair: re.Match[str]) -> bool:
     two)."""
     first, second = pair.group("a") or pair.group("a2"), pair.group("b") or pair.group("b2")
     between = pair.string[pair.end("a" if pair.group("a") else "a2") : pair.start("b" if pair.group("b") else "b2")]
-
-    def read(text: str) -> Number | None:
-        found = scan_numbers(text)
-        return found[0].number if found else None
-    a, b = read(first), read(second)
+    a, b = first_value(first), first_value(second)
     if a is None or b is None or (a.unit != b.unit and None not in (a.unit, b.unit)):  # '1,185.4k' has no '$'
         return False
     before = pair.string[max(0, pair.start() - 12) : pair.start()]
-    steps = sorted((rounding_step(first, read) or 0, rounding_step(second, read) or 0))
+    steps = sorted((rounding_step(first, first_value) or 0, rounding_step(second, first_value) or 0))
     return bool(_APPROXIMATELY.search(between) or _APPROXIMATELY.search(before)) and steps[1] > steps[0] and \
         abs(a.value - b.value) <= steps[1] / 2 * (1 + 1e-9)
 

@@ -268,6 +268,12 @@ def scan_values(text: str) -> list[Found]:
     return values
 
 
+def first_value(text: str) -> Number | None:
+    """The first value a text writes ('$1.19 million' → $1,190,000), or None: how a rounding step is read."""
+    found = scan_values(text)
+    return found[0].number if found else None
+
+
 def _glued_to_function(text: str, paren_at: int) -> bool:
     """'(1.08)^6' or 'f(2)': parentheses of a formula, not an accounting negative."""
     return bool(re.search(r"[\w)\]^/*×÷+-]\s*$", text[:paren_at]))

@@ -28,7 +28,7 @@ from cfa_lib.answers.commitment import apply_sign_words, from_stem, is_aside, se
 from cfa_lib.answers.final_number import Reading, clause_start, in_parentheses, read_body, stated_in, value_clause
 from cfa_lib.answers.key import rounding_step
 from cfa_lib.answers.locales import normalise_signs
-from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Found, Number, scan_values
+from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Found, Number, first_value, scan_values
 from cfa_lib.answers.question_unit import SCALE_WORDS, asks_difference
 from cfa_lib.answers.text import clean
 from cfa_lib.answers.value_context import asks_for_a_fall
@@ -338,19 +338,15 @@ def rounded_after(body: str, settled: Reading, stem: str, on_key: Match) -> str:
     last value stated, or a remark on the one computed), so the judge reads it."""
     start = settled.at + settled.found.end
     after = body[start:]
-
-    def read(text: str) -> Number | None:
-        found = scan_values(text)
-        return found[0].number if found else None
     for found in scan_values(after):
         number, token = found.number, after[found.start : found.end].strip()
-        step = rounding_step(token, read)
+        step = rounding_step(token, first_value)
         if number.unit != settled.number.unit or step is None or token in stem or number == settled.number:
             continue
         if not re.search(r"(?i)(?:\brounded\b|\bround(?:s|ing)?\s+to\b|[≈~]|\b(?:about|roughly|approximately|approx\.?|"
                          r"circa)\b)[^\d\n]{0,12}$", after[max(0, found.start - 30) : found.start]):
             continue  # a rounding is said to be one
-        if step <= (rounding_step(settled.token, read) or 0) or in_parentheses(body, start + found.start) or \
+        if step <= (rounding_step(settled.token, first_value) or 0) or in_parentheses(body, start + found.start) or \
                 re.search(r"(?i)\bcheck", after[max(0, found.start - 30) : found.start]):
             continue  # not coarser than the graded value; a remark or a check ('(i.e. ..., or about $0.07 billion)')
         if abs(number.value - settled.number.value) <= step / 2 * (1 + 1e-9) and on_key(
