@@ -500,3 +500,41 @@ def test_most_likely_marks_the_value_a_response_prefers():
     """S-open-076, 'Most likely $165.82, although with different rounding you might see $166.32.': $165.82 is read."""
     question, row = corpus_row("S-open-076", "grading_corpus_kept_out_15")
     assert grade_open_answer(question, row["response"], row["finish_reason"]).value.value == 165.82
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "reason"), [
+    # a comparison in words where the asked quantity's value should be: no value is committed
+    (36, "AJ-open-146", "only compares the asked quantity"),  # '... its price per 100 of par is above 100.'
+    (38, "AL-open-163", "only compares the asked quantity"),  # 'D1 = ... = 2.9432' then 'So the intrinsic value
+    # comes out well below the undiscounted total of the payments'
+    (9, "M-open-209", "only compares the asked quantity"),  # '... price will end up slightly above the current $111.00'
+    (40, "AR-open-150", "bounds its answer"),  # '... the answer is a low single-digit annual rate, comfortably under
+    # ten percent.'
+    (18, "V-open-155", "operand of a formula"),  # 'The answer is ..., i.e. BEY = (redemption/principal − 1) × 365/days'
+])
+def test_an_answer_in_words_is_the_judges(corpus, row_id, reason):
+    """Rows labelled judge that the reader graded incorrect on a bound, an intermediate or an operand: a response
+    that describes its answer only in words commits to no value the reader can grade."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    got = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert row["expected_verdict"] == got.verdict == "judge" and reason in got.reason, got
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict"), [
+    (36, "AJ-mcq-062", "judge"),  # 'ANSWER: 7.42%' against 7.29 %, 7.56 %, 8.16 %: in 7.29 %'s window, on no option
+    (40, "AR-mcq-068", "no_answer"),  # 'The value $77.30 matches none of the options exactly.' (key $77)
+    (40, "AR-mcq-072", "no_answer"),  # 'The value £5,187.91 matches none of the options exactly.' (key £5,188)
+])
+def test_a_value_on_no_option_names_no_letter(corpus, row_id, verdict):
+    """An MCQ reply that gives a value no option states (labelled no_answer) was graded by the option whose window
+    holds it; the value must round to the option, and a reply saying no option matches chooses none."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    got = grade_choice(question, row["response"], row["finish_reason"])
+    assert (row["expected_verdict"], got.verdict, got.letter) == ("no_answer", verdict, None), got
+
+
+def test_a_value_that_rounds_to_an_option_still_names_it():
+    """AA-mcq-092: '3.3%' against option A, 3.33%: they agree at the coarser precision, so the letter stands."""
+    question, row = corpus_row("AA-mcq-092", "grading_corpus_kept_out_22")
+    got = grade_choice(question, row["response"], row["finish_reason"])
+    assert (got.verdict, got.letter) == (row["expected_verdict"], row["expected_letter"]) == ("correct", "A"), got

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cfa_lib.answers.commitment import apply_sign_words, is_aside, restates, sentence_spans
@@ -292,6 +293,35 @@ _WORD_VALUE = re.compile(
 def worded(body: str, asked: Asked | None, stem: str = "") -> int | None:
     """Where the last clause stands that gives the asked quantity a value in words ('the maximum possible loss
     is unlimited'), with no number after it in the clause; None when there is none."""
+    return _last_mention(body, asked, stem, lambda clause, end: bool(
+        _WORD_VALUE.match(clause[end:]) and not re.search(r"\d", clause[end:])))
+
+
+# '... its price per 100 of par is above 100', 'the intrinsic value comes out well below the undiscounted total', 'the
+# average terminal stock price will end up slightly above the current $111.00 price': a comparison, not a value
+_WORD_COMPARISON = re.compile(
+    r"(?i)[^.;:=\n]{0,30}?\b(?:is|are|was|were|comes?\s+out|ends?\s+up|lies|sits|stays|(?:will|would|must|should)"
+    r"(?:\s+(?:be|end\s+up|come\s+out|trade|lie|sit|stay))?)\s+(?:[a-z-]+\s+){0,3}?(?:above|below|under|over|beneath"
+    r"|(?:more|less|greater|higher|lower|smaller|larger)\s+than|at\s+a\s+(?:premium|discount))\b"
+    r"(?P<rest>[^.;\n]*)"
+)
+# '... above par at $106.38', '... just above it — around 10.5%': the comparison goes on to state a value
+_STATES_VALUE = re.compile(r"(?i)(?:\bat|\bof|\babout|\baround|\bapprox\w*\.?|\broughly|\bnearly|\bclose\s+to|[:=,—–]"
+                           r"|i\.e\.)[\s~≈]*[-+$€£¥]?\d")
+
+
+def compared_in_words(body: str, asked: Asked | None, stem: str = "") -> int | None:
+    """Where the last clause stands that only compares the asked quantity with something ('its price per 100 of par
+    is above 100'): a bound in words, with no value stated after the comparison; None when there is none."""
+    def compares(clause: str, end: int) -> bool:
+        compared = _WORD_COMPARISON.match(clause, end)
+        return bool(compared) and not _STATES_VALUE.search(compared["rest"])
+    return _last_mention(body, asked, stem, compares)
+
+
+def _last_mention(body: str, asked: Asked | None, stem: str, says: Callable[[str, int], bool]) -> int | None:
+    """Where the last mention of the asked quantity stands (outside asides) after which its clause `says` something
+    (given the clause and where the mention ends); None when there is none."""
     if asked is None:
         return None
     last = None
@@ -300,8 +330,7 @@ def worded(body: str, asked: Asked | None, stem: str = "") -> int | None:
             continue
         for clause_at, clause in _clauses(sentence):
             for mention in mentions(asked, clause):
-                rest = clause[mention.end() :]
-                if _WORD_VALUE.match(rest) and not re.search(r"\d", rest):
+                if says(clause, mention.end()):
                     last = at + clause_at + mention.start()
     return last
 

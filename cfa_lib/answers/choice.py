@@ -379,7 +379,9 @@ _NO_OPTION_FITS = re.compile(
     # 'My result is $45.84, which doesn't match any option exactly.' closing the response (not '...; the closest
     # option is 0.53, so I'll go with that one.')
     r"|\b(?:doesn['’]t|does\s+not|don['’]t|do\s+not)\s+match\s+any\s+(?:of\s+the\s+)?(?:listed\s+|given\s+)?"
-    r"(?:options?|choices?|answers?)(?:\s+exactly)?[.!]?\s*\Z")
+    r"(?:options?|choices?|answers?)(?:\s+exactly)?[.!]?\s*\Z"
+    r"|\bmatch(?:es)?\s+none\s+of\s+the\s+(?:listed\s+|given\s+|three\s+)?(?:options|choices|answers)(?:\s+exactly)?"
+    r"[.!]?\s*\Z")  # 'The value $77.30 matches none of the options exactly.' closing the response
 
 
 def _letters_named_alone(body: str, letters: str) -> str:

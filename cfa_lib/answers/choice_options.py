@@ -52,6 +52,10 @@ def by_option(body: str, letters: str, options: Mapping[str, str]) -> ChoiceRead
                 return ChoiceReading(None, no_choice="the value rounds to no option")  # '39.8': 39.68, 39.96
             hits = [letter for letter, key in keys.items() if key is not None and grade_number(
                 reading.number, key.gold, list(key.distractors.values())).match]
+            if len(hits) == 1 and not _rounds_to(reading.token, reading.number, choices[hits[0]], keys[hits[0]].gold):
+                # 'ANSWER: 7.42%' against 7.29%, 7.56%, 8.16%: in 7.29%'s window, but a value no option states
+                return ChoiceReading(None, f"the value {reading.token.strip()} is near option {hits[0].upper()} "
+                                           "but does not round to it")
             if len(hits) == 1:
                 return ChoiceReading(hits[0].upper())
             return ChoiceReading(None, f"the value {reading.number} falls on {'two' if hits else 'no'} option")
@@ -79,6 +83,17 @@ def _at_precision(token: str, value, keys: Mapping) -> list[str]:
     step = rounding_step(token, lambda text: (r := read_number(text)) and r.number)
     return [letter for letter, key in keys.items() if step and key is not None and key.gold.unit == value.unit
             and abs(key.gold.value - value.value) <= step / 2 * (1 + 1e-9)]
+
+
+def _rounds_to(token: str, value, option: str, gold) -> bool:
+    """The value and the option's number agree at the coarser of their two precisions ('3.3%' and '3.33%', '925.93' and
+    'CHF 926'; not '7.42%' and '7.29%'); values in different units are not compared here."""
+    def read(text: str):
+        return (r := read_number(text)) and r.number
+    steps = [rounding_step(token, read), rounding_step(option, read)]
+    if value.unit != gold.unit or None in steps:
+        return True
+    return abs(value.value - gold.value) <= max(steps) / 2 * (1 + 1e-9)
 
 
 def _coarser_than(token: str, options: list[str]) -> bool:

@@ -178,6 +178,24 @@ def _best_in(text: str, threshold: float | None = None, first_bonus: float = 0.0
     return Reading(apply_sign_words(text, found), text, found, at, explicit)
 
 
+# 'comfortably under ten percent', 'slightly above the current $111.00': a bound on the answer, not the answer
+_BOUND_BEFORE = re.compile(r"(?i)\b(?:above|below|under|over|beyond|beneath|(?:more|less|greater|higher|lower|fewer)"
+                           r"\s+than|exceed(?:s|ing)?)\s+(?:the\s+(?:current\s+|stated\s+|original\s+)?)?[$€£¥]?\s*$")
+
+
+def not_stated(reading: Reading, stem: str = "") -> str:
+    """Why a value read without an answer line is not the response's answer, or '': it bounds the answer ('comfortably
+    under ten percent'), or it is an operand of a formula ('BEY = (redemption/principal − 1) × 365/days'), which the
+    reader takes only for want of a stated value."""
+    before = reading.region[: reading.found.start]
+    if _BOUND_BEFORE.search(before[-60:]):
+        return f"the response bounds its answer ('{before[-25:].lstrip()}{reading.token}'), it does not state it"
+    difference, change = asks_difference(stem), asks_change(stem)
+    if _score(reading.region, reading.found, difference, change) <= -5:
+        return f"the value read ({reading.token.strip()}) is an operand of a formula, not a result"
+    return ""
+
+
 def stated_in(text: str, keep: Callable[[Number], bool], at: int = 0, stem: str = "") -> Reading | None:
     """The best value of a text among those `keep` accepts, when it is stated ('= €3,760', 'is €3,760'), not
     merely mentioned."""

@@ -76,7 +76,7 @@ from cfa_lib.answers.commitment import (
     without_captions,
     without_remarks,
 )
-from cfa_lib.answers.final_number import Reading, clause_start, read_body, value_clause
+from cfa_lib.answers.final_number import Reading, clause_start, not_stated, read_body, value_clause
 from cfa_lib.answers.hedges import (
     UNDECIDED,
     conclusion,
@@ -269,6 +269,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         if has_refusal(body):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
         return OpenGrade("judge", None, "the response commits to words, not a number", source)
+    if source == "heuristic" and (why := not_stated(settled, question.stem)):
+        return OpenGrade("judge", None, why, source)
     if source == "heuristic" and conclusion_depends(body):
         return OpenGrade("no_answer", None, "the response closes on 'it depends' and a value for each case", source)
     if source == "heuristic" and ends_on_two_conventions(body):

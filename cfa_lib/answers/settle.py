@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from cfa_lib.answers.asked import asked_quantity, mentions, statements, worded
+from cfa_lib.answers.asked import asked_quantity, compared_in_words, mentions, statements, worded
 from cfa_lib.answers.commitment import apply_sign_words, from_stem, is_aside, sentence_spans
 from cfa_lib.answers.final_number import Reading, clause_start, in_parentheses, read_body, stated_in, value_clause
 from cfa_lib.answers.key import rounding_step
@@ -92,6 +92,11 @@ def settle(body: str, stem: str, reading: Reading | None, key_unit: str | None, 
     if in_words is not None and (reading is None or not reading.explicit) and all(
             in_words > r.position for r in [*stated, *([reading] if reading else [])]):
         return None  # the last word on the asked quantity is no number: "the maximum possible loss is unlimited"
+    compared = compared_in_words(body, asked, stem)
+    if compared is not None and not stated and reading is not None and not reading.explicit and \
+            compared >= _sentence_at(body, reading.position)[0]:
+        # 'D1 = 2.83 × 1.040 = 2.9432', then 'So the intrinsic value comes out well below the undiscounted total ...'
+        return "the response only compares the asked quantity with something in words; it states no value for it"
     if reading is not None and not reading.explicit and _other_kind(reading.number, key_unit):
         kind = _of_kind(reading, key_unit) or _stated_after(body, stem, reading, key_unit)
         if kind is None and not stated:  # "The NPV comes out to $58.33 ... the IRR is roughly 51%."
