@@ -538,3 +538,15 @@ def test_a_value_that_rounds_to_an_option_still_names_it():
     question, row = corpus_row("AA-mcq-092", "grading_corpus_kept_out_22")
     got = grade_choice(question, row["response"], row["finish_reason"])
     assert (got.verdict, got.letter) == (row["expected_verdict"], row["expected_letter"]) == ("correct", "A"), got
+
+
+@pytest.mark.parametrize(("row_id", "verdict"), [
+    ("AV-open-066", "no_answer"),  # 'Range: -4.1%–-4.0%': a range between two negative values
+    ("AV-open-081", "judge"),  # '$48.0 million. Actually, maybe it should be $39.0 million... I'm not fully sure ...'
+    # (labelled no_answer; a tentative revision leaves the judge to read it)
+])
+def test_corpus_41_forms(row_id, verdict):
+    """Misses of corpus 41, scored once mid-session on 3a50345; fixed after that score."""
+    question, row = corpus_row(row_id, "grading_corpus_kept_out_41")
+    got = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert (row["expected_verdict"], got.verdict) == ("no_answer", verdict), got

@@ -34,7 +34,8 @@ _HEDGE = re.compile(
     rf"|\bbetween\s+(?:about\s+)?{_NUM}{_UNIT}\s+and\s+{_NUM}"  # between X and Y
     rf"|\b(?:entre|zwischen|tra|fra)\s+(?:el\s+|la\s+|le\s+|les\s+|o\s+|a\s+|il\s+)?{_NUM}{_UNIT}\s*%?\s+"
     rf"(?:y|et|und|e)\s+(?:el\s+|la\s+|le\s+|les\s+|o\s+|a\s+|il\s+)?{_NUM}"  # entre X y Y, zwischen X und Y
-    rf"|\d(?:%|[kKmM]|bn|mn)?[–-][$€£¥]?\d"  # 40–41 %, £97,500–£97,560, $113.7k–$113.8k (never a spaced minus)
+    # 40–41 %, £97,500–£97,560, $113.7k–$113.8k, -4.1%–-4.0% (never a spaced minus)
+    rf"|\d(?:%|[kKmM]|bn|mn)?(?:[–-]|–-)[$€£¥]?\d"
     r"|\bdepend(?:s|ing)?\s+on\b|\bhing(?:es|ing)\s+on\b|\bequally\s+valid\b|\bboth\s+(?:are|figures\s+are|values\s+are|"
     r"answers\s+are|interpretations\s+are|readings\s+are|approaches\s+are)\s+(?:defensible|plausible|valid|possible|correct|reasonable|acceptable|justifiable)\b|\bcould\s+also\s+be\s+right\b|\bI['’]d\s+need\s+to\s+know\b"
     r"|\bI['’]d\s+report\s+one\s+of\b|\beither\s+(?:number|value|figure)\b|\bone\s+of\s+those\s+two\b"
@@ -251,6 +252,7 @@ _UNSURE = re.compile(
     r"|\bgoing\s+back\s+and\s+forth\b|\bsecond[\s-]guess\w*|\bor\s+was\s+the\s+first\b|\bI['’]?m\s+torn\b"
     r"|\bor\s+(?:maybe|perhaps)\s+the\s+first\s+(?:one\s+)?(?:was|is)\s+(?:right|correct)\b"
     r"|\bunsure\b|\bI['’]?m\s+uncertain\b|\bcan['’]?t\s+decide\b"
+    r"|\b(?:maybe|perhaps)\s+it\s+should\s+(?:be|have\s+been)\b"  # 'Actually, maybe it should be $39.0 million...'
     r"|\b(?:hard|impossible|difficult)\s+to\s+(?:say|tell|be\s+(?:sure|certain))\b"
     r"|\d%?\?{2,}")
 
