@@ -79,6 +79,29 @@ def test_the_questions_inputs_listed_after_the_reply(corpus, row_id, inputs, val
     assert got.verdict == row["expected_verdict"] and math.isclose(got.value.value, value)
 
 
+@pytest.mark.parametrize(("corpus", "row_id", "verdict"), [
+    # 'The value $77.30 matches none of the options exactly.' (no_answer): the closing list no longer hides the close
+    ("grading_corpus_kept_out_40", "AR-mcq-068", "no_answer"),
+    ("grading_corpus_kept_out_35", "AP-open-112", "no_answer"),  # 'It depends on the payment timing:' and a value each
+    ("grading_corpus_kept_out_22", "AA-mcq-082", "correct"),
+])
+def test_a_closing_list_of_the_questions_inputs_is_dropped(corpus, row_id, verdict):
+    """A paragraph after the reply that only lists the question's numbers (`benchmarks/grading_invariance.py`'s
+    'the question's numbers listed last') answers nothing: each of these rows' verdicts changed under it before."""
+    question, row = corpus_row(row_id, corpus)
+    inputs = ", ".join(sorted(set(re.findall(r"\d+(?:\.\d+)?%?", question.stem)))[:4])
+    got, _ = _graded(row_id, corpus, lambda text, stem: f"{text.rstrip()}\n\n(Inputs from the question: {inputs}.)")
+    assert got.verdict == row["expected_verdict"] == verdict, got
+
+
+def test_a_closing_list_of_the_questions_inputs_is_dropped_as_written():
+    """AE-open-053: '**Result: 5.34**', the working, then 'Restating the givens: 7%; 20; 10.594.' (labelled correct,
+    5.336): the list was read as a second value and sent the row to the judge."""
+    question, row = corpus_row("AE-open-053", "grading_corpus_kept_out_27")
+    got = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert got.verdict == row["expected_verdict"] == "correct" and math.isclose(got.value.value, 5.336), got
+
+
 def test_one_value_said_twice_is_no_list_of_inputs():
     """'about 100 per 100 of par value' states 100, which the stem also writes ('per 100 of par'): a result."""
     got, row = _graded("open-217", "grading_corpus", lambda text, stem: text)

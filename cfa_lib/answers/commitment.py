@@ -236,6 +236,21 @@ def lists_inputs(clause: str, stem: str) -> bool:
     return bool(stem) and len(values) >= 2 and values <= _stem_values(stem)
 
 
+# 'answer', '=', 'is', 'so': a paragraph that states something, not a bare list
+_STATES = re.compile(r"(?i)answer|final|result|[=≈→]|\b(?:is|are|was|were|so|thus|therefore|hence|gives?|equals?)\b")
+
+
+def without_inputs_after(body: str, stem: str) -> str:
+    """The body without closing paragraphs that only list the question's inputs ('(Inputs from the question: 8%,
+    14 years, $1,000.)', 'Given: coupon 5.5%, yield 5%, 3 years'): they restate the question and answer nothing,
+    whatever the response committed to (or declined to) before them."""
+    paragraphs = re.split(r"(\n[ \t]*\n)", body)
+    while len(paragraphs) > 2 and (not paragraphs[-1].strip() or (
+            lists_inputs(paragraphs[-1], stem) and not _STATES.search(paragraphs[-1]))):
+        paragraphs = paragraphs[:-2]
+    return "".join(paragraphs)
+
+
 def is_aside_start(sentence: str) -> bool:
     """A sentence that opens as an aside ("By symmetry, ...", "For comparison, ...", "If ...")."""
     return bool(_ASIDE_START.match(sentence))

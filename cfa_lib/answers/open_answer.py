@@ -74,6 +74,7 @@ from cfa_lib.answers.commitment import (
     is_refusal,
     leaves_open,
     without_captions,
+    without_inputs_after,
     without_remarks,
 )
 from cfa_lib.answers.final_number import Reading, clause_start, not_stated, read_body, value_clause
@@ -199,6 +200,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     """Grade one open-ended response against the question's key (see the module docstring for the order)."""
     key = open_key(question)
     cleaned = without_question(clean(response), question.stem)
+    if finish_reason != "length":  # a cut reply ends where it was cut, not on a list the reader could drop
+        cleaned = without_inputs_after(cleaned, question.stem)
     body = symmetric_values(spell_numbers(normalise_signs(without_struck(cleaned))))
     if key is not None and key.ratio:
         body = ratios_as_fractions(body)
@@ -466,7 +469,7 @@ def grade_choice(question: Question, response: str | None, finish_reason: str | 
     question's) lets an answer by an option's value or words count as its letter; when it matches two
     options the judge decides."""
     letters = "".join(question.choices)
-    body = without_question(clean(response), question.stem)
+    body = without_inputs_after(without_question(clean(response), question.stem), question.stem)
     if finish_reason == "length" and not has_answer_line(body, letters):
         return OpenGrade("truncated", None, "cut by the token limit before an ANSWER line")
     reading = read_choice(body, letters, options=question.choices if options is None else options)
