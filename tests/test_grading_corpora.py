@@ -62,6 +62,8 @@ RECORDED = {
     "grading_corpus_kept_out_39": (0, 235, 237),
     "grading_corpus_kept_out_40": (0, 216, 234),
     "grading_corpus_kept_out_41": (0, 260, 283),
+    "grading_corpus_kept_out_42": (0, 165, 183),
+    "grading_corpus_kept_out_43": (0, 178, 200),
     "grading_corpus_kept_out_36": (1, 216, 240),
     "grading_corpus_kept_out_37": (0, 207, 233),
     "grading_corpus_kept_out_38": (0, 275, 296),

@@ -550,3 +550,21 @@ def test_corpus_41_forms(row_id, verdict):
     question, row = corpus_row(row_id, "grading_corpus_kept_out_41")
     got = grade_open_answer(question, row["response"], row["finish_reason"])
     assert (row["expected_verdict"], got.verdict) == ("no_answer", verdict), got
+
+
+@pytest.mark.parametrize(("row_id", "verdict", "letter"), [
+    # 'Hmm, wait. ... maybe they only want exactly four, which would be 0.33. Let me reconsider which reading is
+    # intended before giving a number.' (labelled no_answer): the answer is still to come, so the judge reads it
+    ("AW-open-100", "judge", None),
+    # '... the sale price less the £2,000 of expenses — ...' (labelled judge): £2,000 is an operand in words
+    ("AW-open-120", "judge", None),
+    # 'Basic EPS comes to $1.47 — 1,000,000 / (628,259 + 50,000) = 1,000,000 / 678,259.': a fraction has no precision
+    # of its own to fall short of the options'
+    ("AW-mcq-043", "correct", "B"),
+])
+def test_corpus_42_forms(row_id, verdict, letter):
+    """Misses of corpus 42, scored once mid-session on 4ed54c7; fixed after that score."""
+    question, row = corpus_row(row_id, "grading_corpus_kept_out_42")
+    grade = grade_choice if "mcq" in row_id else grade_open_answer
+    got = grade(question, row["response"], row["finish_reason"])
+    assert (got.verdict, got.letter) == (verdict, letter), got

@@ -97,7 +97,11 @@ def _rounds_to(token: str, value, option: str, gold) -> bool:
 
 
 def _coarser_than(token: str, options: list[str]) -> bool:
-    """The value is written with fewer decimals than every numeric option ('39.8' against '39.68', '39.96')."""
+    """The value is written with fewer decimals than every numeric option ('39.8' against '39.68', '39.96'); a
+    fraction ('1,000,000 / 678,259') has no precision of its own."""
+    if "/" in token:
+        return False
+
     def places(text: str) -> int:
         found = re.search(r"\d[\d,]*(?:\.(\d+))?", text)
         return len(found.group(1) or "") if found else 0

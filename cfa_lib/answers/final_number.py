@@ -109,8 +109,8 @@ def _score(text: str, found: Found, difference: bool = False, change: bool = Fal
         score += 2
     stripped_before = before.rstrip()
     left_operator = (stripped_before[-1:] and stripped_before[-1] in _OPERATOR) or re.search(
-        r"[\w)]\s+-$", stripped_before
-    )
+        r"[\w)]\s+-$|(?i:\b(?:minus|plus|times|less|divided\s+by|multiplied\s+by)(?:\s+the)?)$", stripped_before
+    )  # 'the sale price less the £2,000 of expenses': an operand in words
     left_exponent = re.search(r"[\^]\s*[({]\s*$", before)
     right_operator = re.match(rf"\s*(?:[{re.escape(_OPERATOR)}]|-\s+[\d($€£¥])", after) or re.match(r"\)\s*\^", after) \
         or re.match(r"\s*-\s*[^\W\d_aAI](?![^\W_])", after)  # "(1 - λ)", "1 - r": a symbol subtracted

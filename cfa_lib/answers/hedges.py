@@ -257,9 +257,18 @@ _UNSURE = re.compile(
     r"|\d%?\?{2,}")
 
 
+# 'Let me reconsider which reading is intended before giving a number.' closing the response: the answer is still to
+# come ('Hmm, let me reconsider... no, it should be €859.20.' settles it)
+_STILL_TO_COME = re.compile(r"(?i)\blet\s+me\s+(?:reconsider|rethink|revisit)\b|\bbefore\s+(?:giving|committing\s+to|"
+                            r"settling\s+on)\s+(?:a|an|the|my)\s+(?:number|answer|value|figure)\b")
+
+
 def doubts_its_answer(body: str) -> bool:
-    """One of the response's last two sentences doubts its answer."""
-    return any(_UNSURE.search(sentence) for sentence in sentences(body)[-2:])
+    """One of the response's last two sentences doubts its answer, or the last one defers it."""
+    last = sentences(body)[-2:]
+    to_come = _STILL_TO_COME.search(last[-1]) if last else None
+    return any(_UNSURE.search(sentence) for sentence in last) or bool(
+        to_come and not re.search(r"\d", last[-1][to_come.end() :]))
 
 
 # '≈ 36.7 (could print as 36.6 or 36.8 depending on rounding of z)', 'about 2.82% (or 2.81%, depending on rounding)':
