@@ -568,3 +568,25 @@ def test_corpus_42_forms(row_id, verdict, letter):
     grade = grade_choice if "mcq" in row_id else grade_open_answer
     got = grade(question, row["response"], row["finish_reason"])
     assert (got.verdict, got.letter) == (verdict, letter), got
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "letter"), [
+    (43, "AX-open-044", "no_answer", None),  # '{"final_answer": null, "reason": "insufficient information"}'
+    (43, "AX-mcq-022", "no_answer", None),  # '{"answer": null, "note": "need more data"}'
+    (43, "AX-mcq-062", "no_answer", None),  # 'ANSWER: D' against options A, B, C
+    (43, "AX-mcq-037", "correct", "B"),  # 'Doğru cevap B şıkkıdır.' (the right answer is option B)
+    (43, "AX-open-099", "correct", None),  # 'Đáp án: khoảng 22.134,36 $' (answer: about ...)
+    (43, "AX-open-101", "incorrect", None),  # 'الإجابة: تقريباً 35.00%' (answer: approximately ...)
+    (43, "AX-open-125", "no_answer", None),  # a FINAL ANSWER inside <think>, then "I'm going to need the answer
+    # choices to be sure."
+    (37, "AK-open-062", "correct", None),  # 'Jawaban: sekitar US$68 juta' (juta: million)
+    (36, "AJ-open-117", "correct", None),  # 'Svar: cirka 81 miljoner pund' (Swedish millions of pounds)
+])
+def test_corpus_43_coverage(corpus, row_id, verdict, letter):
+    """Rows corpus 43 (scored once mid-session on 4ed54c7) showed the reader sending to the judge although they are
+    plain: an empty JSON answer, a letter that is no option, answer and scale words of more languages. Each went to
+    the judge before; now it is decided as labelled."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_choice if "mcq" in row_id else grade_open_answer
+    got = grade(question, row["response"], row["finish_reason"])
+    assert (got.verdict, got.letter) == (row["expected_verdict"], row.get("expected_letter")) == (verdict, letter), got

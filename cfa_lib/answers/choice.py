@@ -56,6 +56,8 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         r"a\s+(?:resposta|op[çc][ãa]o|alternativa)\s+correta\s+[ée]|la\s+risposta\s+corretta\s+[èe]|"
         r"l['’]opzione\s+corretta\s+[èe]|die\s+richtige\s+(?:antwort|option)\s+ist)\b(?:\s+(?:la|el|le|a|o)\b)?"
         r"|правильный\s+ответ\s*(?:[—–-]|[:：])\s*(?:вариант\s+)?"  # 'Правильный ответ — вариант A.'
+        # 'Doğru cevap B şıkkıdır.' (the right answer is B)
+        r"|\bdoğru\s+(?:cevap|yanıt)(?:\s+(?:şıkkı|seçenek))?\s*[:：]?"
         r"|\b(?:respuesta|r[ée]ponse|resposta|antwort|risposta|cevap|ответ)"
         r"(?:\s+(?:final|finale|correcta|correcte|correta))?\s*[:：]"
         r"|\\boxed\s*\{)"
@@ -313,8 +315,9 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     named = _letters_in(closing, letters)
     if reading.letter is not None and closing.rstrip(" *_").endswith("?") and len(named) > 1:
         return ChoiceReading(None, "the response ends asking which of two letters")
-    if reading.letter is not None and len(named) > 1 and (UNDECIDED.search(closing) or _DEPENDS.search(closing)):
-        # 'It depends on the convention: under one reading the answer is A, under the other it is B.'
+    if len(named) > 1 and (UNDECIDED.search(closing) or _DEPENDS.search(closing)):
+        # 'It depends on the convention: under one reading the answer is A, under the other it is B.', 'Depends on day
+        # count: A under 365, B under 360.'
         return ChoiceReading(None, no_choice="two letters, each under its own reading")
     return reading
 
@@ -348,6 +351,8 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
         return ChoiceReading(named.pop()) if len(named) == 1 else ChoiceReading(None, "two letters are named")
     if _NO_OPTION_FITS.search(body):  # 'I get 1,300.5. None of the options match this figure.'
         return ChoiceReading(None, no_choice="the response says no option matches")
+    if (line := _ANSWER_LINE_LETTER.search(body)) and line["letter"] not in letters:  # 'ANSWER: D' of A, B, C
+        return ChoiceReading(None, no_choice=f"the answer line names {line['letter']}, which is no option")
     if _offers_two(body, letters):
         # '≈ $33.71. ~~B~~ C?', 'either B or A': two letters left open, whatever the value
         return ChoiceReading(None, no_choice="two letters are left open")
@@ -372,6 +377,7 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
 
 _DEPENDS = re.compile(r"(?i)\bdepends\s+on\b")
 _SWITCHES = re.compile(r"(?i)\b(?:no|actually|wait|hmm+|reconsider)\b|\?")
+_ANSWER_LINE_LETTER = re.compile(r"(?im)^[\s*_#>]*answer\s*[:：][\s*_]*\(?(?P<letter>[A-Z])\)?[\s*_.]*\Z")
 _NO_OPTION_FITS = re.compile(
     r"(?i)\b(?:none\s+of\s+the\s+(?:listed\s+|given\s+|three\s+)?(?:options|choices|answers)\s+(?:match(?:es)?|fits?|"
     r"is\s+(?:right|correct|exact))|neither\s+(?:one\s+)?(?:option\s+)?match(?:es)?|not\s+exactly\s+any\s+of\s+the\s+"

@@ -44,12 +44,14 @@ _LEXICON_OTHER = frozenset("""
     cevap sonuç yaklaşık olarak
     ответ результат составляет равна равен около примерно
     final finale endgültige zum une un una uno uma um d'environ d’environ environ sera será
-    dólares dollari reais euros libras livres sterline евро долларов доллара фунтов
+    dólares dollari reais euros libras livres sterline евро долларов доллара фунтов pund funtów
     par pro
     en el no na ao
     augmenter augmente augmentation hausse steigt anstieg aumento aumenta aumentar aumentare rialzo artış рост
     mois mês mes monat mese ay месяц an année ano año jahr anno yıl год
-    الإجابة حوالي उत्तर लगभग
+    الإجابة حوالي تقريبا تقريباً النتيجة उत्तर लगभग
+    đáp án kết quả khoảng xấp xỉ là
+    svar svaret ungefär omkring cirka är odpověď přibližně jawaban sekitar hasil adalah
     preis kurs wert rendite zins prix valeur rendement taux précio precio valor rendimiento tasa preço retorno taxa
     prezzo valore rendimento tasso fiyat fiyatı fiyatta değer getiri faiz цена стоимость доходность ставка
     prijs waarde rendement cena wartość stopa

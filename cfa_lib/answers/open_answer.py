@@ -117,7 +117,7 @@ from cfa_lib.answers.settle import (
     signed_after,
     table_after_statement,
 )
-from cfa_lib.answers.structured import answer_fields, closing_answer, json_reply
+from cfa_lib.answers.structured import answer_fields, closing_answer, json_reply, leaves_answer_empty
 from cfa_lib.answers.text import clean, without_headings, without_question, without_struck
 from cfa_lib.answers.two_readings import ambiguous_format, lone_group_on_key, two_readings
 from cfa_lib.answers.value_context import (
@@ -339,8 +339,8 @@ def _graded_json(question: Question, reply: dict, finish_reason: str | None, tol
     ('irr', 'price', 'correlation'; a unit suffix '_pct', '_bps' is the value's unit), at the top level or one
     level down, is the answer; no such field, or two that disagree, is the judge's."""
     fields = answer_fields(reply)
-    if fields and all(value is None for _, value in fields) and is_refusal(
-            " ".join(value for value in reply.values() if isinstance(value, str)), None):
+    if fields and all(value is None for _, value in fields) and (leaves_answer_empty(reply) or is_refusal(
+            " ".join(value for value in reply.values() if isinstance(value, str)), None)):
         # '{"answer": null, "reason": "The question cannot be answered without the answer choices ..."}'
         return OpenGrade("no_answer", None, "the JSON reply leaves its answer empty and says why", "final_line")
     if not fields:
@@ -481,6 +481,8 @@ def grade_choice(question: Question, response: str | None, finish_reason: str | 
             return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
         if reading.no_choice:
             return OpenGrade("no_answer", None, reading.no_choice)
+        if (reply := json_reply(body, question.stem)) is not None and leaves_answer_empty(reply):
+            return OpenGrade("no_answer", None, "the JSON reply leaves its answer empty")
         if not declines_to_choose(body, question.stem, letters):
             return OpenGrade("judge", None, "no letter is read, and the response neither hedges, refuses nor names "
                              "two options: it may answer in a form the reader does not know")

@@ -288,6 +288,16 @@ LETTER_FIELDS = (*ANSWER_FIELDS, "selected_option", "chosen", "chosen_option", "
                  "final_choice", "best_option")
 
 
+def leaves_answer_empty(reply: dict[str, Any]) -> bool:
+    """The reply's answer fields are all null and no other field states a number ('{"final_answer": null, "reason":
+    "insufficient information"}', '{"answer": null, "note": "need more data"}'): it declines to answer."""
+    fields = answer_fields(reply)
+    def states_number(value: Any) -> bool:
+        return isinstance(value, int | float) and not isinstance(value, bool) or (
+            isinstance(value, str) and bool(re.search(r"\d", value)))
+    return bool(fields) and all(value is None for _, value in fields) and not any(map(states_number, reply.values()))
+
+
 def letter_fields(reply: dict[str, Any]) -> list[str]:
     """The text values of a reply's letter fields (`LETTER_FIELDS`), at any depth
     ('{"final_answer": {"letter": "B", "value": "5.00%"}}')."""
