@@ -581,6 +581,7 @@ def test_corpus_42_forms(row_id, verdict, letter):
     # choices to be sure."
     (37, "AK-open-062", "correct", None),  # 'Jawaban: sekitar US$68 juta' (juta: million)
     (36, "AJ-open-117", "correct", None),  # 'Svar: cirka 81 miljoner pund' (Swedish millions of pounds)
+    (37, "AK-open-035", "correct", None),  # 'Đáp án: 7,00 triệu USD' (triệu: million)
 ])
 def test_corpus_43_coverage(corpus, row_id, verdict, letter):
     """Rows corpus 43 (scored once mid-session on 4ed54c7) showed the reader sending to the judge although they are

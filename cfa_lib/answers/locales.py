@@ -155,9 +155,9 @@ _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], st
                 r"pontos?[\s-]+base|pb\b)"), " bps"),
     (re.compile(r"(?i)(?<=\d)\s*(?:prozent|por\s+ciento|pour\s+cent|por\s+cento)\b"), " percent"),
     (re.compile(r"(?i)(?<=\d)\s*(?:millionen|millions|millones|milh[õo]es|milioni|milyon|mio\.|miljoner|miljon|"
-                r"millioner|miljoen(?:en)?|milion(?:y|ów)?|juta|млн\.?|миллион(?:а|ов)?)(?!\w)"), " million"),
+                r"millioner|miljoen(?:en)?|milion(?:y|ów)?|juta|triệu|млн\.?|миллион(?:а|ов)?)(?!\w)"), " million"),
     (re.compile(r"(?i)(?<=\d)\s*(?:milliarden|milliards|miliardi|milyar|mrd\.|miljarder|miljard(?:en)?|miliard(?:y|ów)?|"
-                r"miliar|млрд\.?|миллиард(?:а|ов)?)(?!\w)"), " billion"),
+                r"miliar|tỷ|млрд\.?|миллиард(?:а|ов)?)(?!\w)"), " billion"),
     # a scale note on the label before the value: 'Answer (in USD '000): 113.7', 'FV ($ thousands): 113.7'; read
     # first, so that 'for 2015 (€ 000s): 452.2' is not 2015 thousand
     (re.compile(rf"(?i)\(\s*(?:in\s+)?{SCALE_NOTE}\s*\)(?P<sep>\s*[:：=]\s*)(?P<n>[-+−]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?)"

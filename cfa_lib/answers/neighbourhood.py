@@ -50,7 +50,8 @@ _LEXICON_OTHER = frozenset("""
     augmenter augmente augmentation hausse steigt anstieg aumento aumenta aumentar aumentare rialzo artış рост
     mois mês mes monat mese ay месяц an année ano año jahr anno yıl год
     الإجابة حوالي تقريبا تقريباً النتيجة उत्तर लगभग
-    đáp án kết quả khoảng xấp xỉ là
+    đáp án kết quả khoảng xấp xỉ là cuối cùng
+    ergibt damit alltså приблизительно составят составит fue nihai долл dolar
     svar svaret ungefär omkring cirka är odpověď přibližně jawaban sekitar hasil adalah
     preis kurs wert rendite zins prix valeur rendement taux précio precio valor rendimiento tasa preço retorno taxa
     prezzo valore rendimento tasso fiyat fiyatı fiyatta değer getiri faiz цена стоимость доходность ставка
