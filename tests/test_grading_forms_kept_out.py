@@ -591,3 +591,18 @@ def test_corpus_43_coverage(corpus, row_id, verdict, letter):
     grade = grade_choice if "mcq" in row_id else grade_open_answer
     got = grade(question, row["response"], row["finish_reason"])
     assert (got.verdict, got.letter) == (row["expected_verdict"], row.get("expected_letter")) == (verdict, letter), got
+
+
+@pytest.mark.parametrize(("row_id", "verdict"), [
+    ("AZ-open-074", "correct"),  # '= −0.5100, or negative 51 percent': one value, its sign said in words
+    ("AZ-open-102", "no_answer"),  # '... 正確な金額を計算できません。選択肢を教えていただけますか？' (cannot compute;
+    # could you tell me the options?)
+    ("AZ-open-134", "no_answer"),  # 'FINAL ANSWER: The required rate of return'
+    ("AZ-open-136", "no_answer"),  # 'Answer: The answer is'
+    ("AZ-open-099", "correct"),  # '... 542 месяца' (months)
+])
+def test_corpus_45_forms(row_id, verdict):
+    """Rows of corpus 45, scored once mid-session on f5f24fd: one miss (the first) and plain rows sent to the judge."""
+    question, row = corpus_row(row_id, "grading_corpus_kept_out_45")
+    got = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert row["expected_verdict"] == got.verdict == verdict, got

@@ -339,3 +339,15 @@ def _clauses(sentence: str) -> list[tuple[int, str]]:
     """A sentence cut at ';' and at ', and' / ', so': one statement each."""
     cuts = [0] + [m.end() for m in re.finditer(r";\s*|,\s+(?:and|so|then|while)\s+", sentence)]
     return [(start, sentence[start:end]) for start, end in zip(cuts, cuts[1:] + [len(sentence)], strict=True)]
+
+
+_LABEL_FILLER = frozenset("the a an answer answers is are final result so thus therefore it this that value".split())
+
+
+def names_only_the_question(line: str, stem: str) -> bool:
+    """An answer line with no number whose every word is the question's own or a label's ('FINAL ANSWER: The
+    required rate of return', 'Answer: The answer is'): it names what is asked and answers nothing."""
+    if re.search(r"\d", line):
+        return False
+    stem_words = {w.lower() for w in re.findall(r"[^\W\d_]+", stem)}
+    return all(w.lower() in _LABEL_FILLER or w.lower() in stem_words for w in re.findall(r"[^\W\d_]+", line))

@@ -83,6 +83,8 @@ _REFUSAL = re.compile(
     r"|\bpourriez[- ]vous\s+(?:me\s+)?(?:donner|indiquer|fournir|pr[ée]ciser)\b"
     r"|\bk[öo]nnten\s+Sie\s+(?:mir\s+)?(?:die\s+)?(?:Antwort)?(?:optionen|m[öo]glichkeiten|alternativen|angeben|nennen)"
     r"|请(?:提供|给出|列出)(?:选项|答案选项)"
+    # Japanese, Korean: 'could you tell me the options', 'cannot compute'
+    r"|選択肢を(?:教えて|提示して|示して)|計算できません|선택지를\s*(?:알려|제공해)|계산할\s*수\s*없"
 )
 
 

@@ -12,6 +12,7 @@ from cfa_lib.answers.key import rounding_step
 from cfa_lib.answers.numbers import (
     CURRENCY_UNITS,
     PERCENT,
+    Number,
     first_value,
     relative_error,
     scan_numbers,
@@ -202,9 +203,17 @@ def _two_values(sentence: str, stem: str) -> bool:
         if _RESTATES.search(sentence[max(0, pair.start() - 40) : pair.start()]) and _units_differ(pair):
             continue  # '**297.51 months**, i.e. about 24.79 years or 9,049 days': one value in other units
         if a and b and relative_error(a[0].number, b[0].number) > 1e-9 and not both_ways and not from_stem(
-                sentence, pair.start(), pair.end(), stem) and not _rounded_restatement(pair):
+                sentence, pair.start(), pair.end(), stem) and not _rounded_restatement(pair) and not _signed_in_words(
+                pair, a[0].number, b[0].number):
             return True
     return False
+
+
+def _signed_in_words(pair: re.Match[str], first: Number, second: Number) -> bool:
+    """The second value is the first with its sign said in words ('= −0.5100, or negative 51 percent')."""
+    worded = re.search(r"(?i)\b(?:negative|minus)\s*\Z", pair.string[: pair.start("b" if pair.group("b") else "b2")])
+    return bool(worded) and first.value < 0 < second.value and relative_error(
+        Number(-first.value, first.unit), second) <= 1e-9
 
 
 _RESTATES = re.compile(r"(?i)\b(?:i\.\s?e\.|that\s+is|equivalently|in\s+other\s+words)")

@@ -48,7 +48,7 @@ _LEXICON_OTHER = frozenset("""
     par pro
     en el no na ao
     augmenter augmente augmentation hausse steigt anstieg aumento aumenta aumentar aumentare rialzo artış рост
-    mois mês mes monat mese ay месяц an année ano año jahr anno yıl год
+    mois mês mes monat mese ay месяц месяца месяцев an année ano año jahr anno yıl год
     الإجابة حوالي تقريبا تقريباً النتيجة उत्तर लगभग
     đáp án kết quả khoảng xấp xỉ là cuối cùng
     ergibt damit alltså приблизительно составят составит fue nihai долл dolar

@@ -61,7 +61,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from cfa_lib.answers.asked import asked_phrase, asked_quantity, mentions
+from cfa_lib.answers.asked import asked_phrase, asked_quantity, mentions, names_only_the_question
 from cfa_lib.answers.choice import has_answer_line, read_choice
 from cfa_lib.answers.commitment import (
     Direction,
@@ -271,6 +271,10 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     if settled is None:
         if has_refusal(body):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
+        label = final if final is not None else next(iter(_CLOSING_LABEL.findall(body)), None)
+        if label is not None and names_only_the_question(label, question.stem):
+            # 'FINAL ANSWER: The required rate of return', 'Answer: The answer is': a label with nothing in it
+            return OpenGrade("no_answer", None, "the answer line names what is asked and gives no answer", source)
         return OpenGrade("judge", None, "the response commits to words, not a number", source)
     if source == "heuristic" and (why := not_stated(settled, question.stem)):
         return OpenGrade("judge", None, why, source)
@@ -308,6 +312,10 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
                                                              graded.verdict == "correct", match)):
         return OpenGrade("judge", None, revised, source)
     return graded
+
+
+# the text after an answer label on the reply's last line: 'Answer: The answer is'
+_CLOSING_LABEL = re.compile(r"(?im)^[ \t*#>_-]*(?:final\s+)?answer[ \t*_]*[:：][ \t*_]*(.*?)[ \t*_.]*\Z")
 
 
 def _same_magnitude(reading: Reading, value: Number, question: Question, key: NumericKey) -> bool:
