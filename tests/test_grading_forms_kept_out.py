@@ -606,3 +606,16 @@ def test_corpus_45_forms(row_id, verdict):
     question, row = corpus_row(row_id, "grading_corpus_kept_out_45")
     got = grade_open_answer(question, row["response"], row["finish_reason"])
     assert row["expected_verdict"] == got.verdict == verdict, got
+
+
+@pytest.mark.parametrize(("row_id", "verdict", "letter"), [
+    ("AY-open-111", "no_answer", None),  # '答案：约94.34美元或85.29美元' (answer: about $94.34 or $85.29)
+    ("AY-mcq-022", "correct", "B"),  # '| **Answer** | **B** |' above '| Check: ... | $78.67 (option A, wrong) |'
+    ("AY-open-107", "correct", None),  # '... 404개월' (months)
+])
+def test_corpus_44_forms(row_id, verdict, letter):
+    """Rows of corpus 44, scored once mid-session on 6e437f8: its two misses and a plain row sent to the judge."""
+    question, row = corpus_row(row_id, "grading_corpus_kept_out_44")
+    grade = grade_choice if "mcq" in row_id else grade_open_answer
+    got = grade(question, row["response"], row["finish_reason"])
+    assert (row["expected_verdict"], got.verdict, got.letter) == (verdict, verdict, letter), got

@@ -45,6 +45,7 @@ def _choice_patterns(letters: str) -> list[tuple[int, re.Pattern[str]]]:
         r"|\b(?:correct|right|best|final|most\s+appropriate|most\s+accurate)\s+(?:option|choice|response|selection|letter)\s*(?:is|would\s+be|[:=]|→|->|=>)"  # noqa: E501
         r"|\b(?:option|choice|selection|letter)\s*(?:[:=：]|[-–—]+)"  # "Chosen option — C", "choice: b"
         r"|\b(?:final|chosen|selected|picked)\s*(?:[:=：]|[-–—]+)"  # "FINAL: a", "Chosen: B"
+        r"|\|[ \t]*(?:final[ \t]+)?(?:answer|choice)[ \t]*\|"  # a table's answer row: '| **Answer** | **B** |'
         r"|\bfinal\s+(?:choice|pick|selection|letter|option)\s*(?:is|[:=：]|[-–—]+)"  # "Final pick: c"
         r"|\bI\s+(?:would\s+|will\s+|'?d\s+)?(?:choose|select|pick|go\s+with)"
         r"|\bI['’]d\s+(?:choose|select|pick|go\s+with)"

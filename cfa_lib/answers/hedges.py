@@ -29,6 +29,7 @@ _UNDER = (r"(?:on|under|with|using|in|for)\s+(?:(?:a|an|the)\s+)?[\w\s()-]{0,30}
 # 'could be $15, could be $16', 'around 4.00%, but it could be 5.00%': a value offered as one of two
 _ONE_OF_TWO = (rf"\b(?:could|might)\s+be\s+{_NUM}[^.;\n]{{0,30}}?\b(?:could|might)\s+be\s+{_NUM}"
                rf"|\bbut\s+it\s+(?:could|might)\s+(?:also\s+)?be\s+{_NUM}")
+_CJK_UNIT = r"(?:美元|欧元|英镑|日元|万元|亿元|元|円|ドル|ユーロ|ポンド|万|亿)"
 _HEDGE = re.compile(
     rf"(?i)\beither\b(?:[^.\n]|\.\d){{0,160}}?\bor\b"  # either X or Y ("either about −39.1% (if ...) or ...")
     rf"|\b(?:about|around|roughly|approximately)\s+{_NUM}{_UNIT}\s+to\s+{_NUM}"  # "about +1.97% to +1.99%"
@@ -42,7 +43,8 @@ _HEDGE = re.compile(
     r"|\bI['’]d\s+report\s+one\s+of\b|\beither\s+(?:number|value|figure)\b|\bone\s+of\s+those\s+two\b"
     r"|\bI['’]d\s+need\s+to\s+(?:check|confirm|verify|see)\s+which\b"
     # "約4.99%か5.0%のどちらか" (either 4.99% or 5.0%), "4.99%或5.0%"
-    rf"|{_NUM}{_UNIT}\s*か\s*(?:約\s*)?{_NUM}{_UNIT}[^。\n]{{0,6}}どちらか|{_NUM}{_UNIT}\s*(?:或者?|还是)\s*{_NUM}"
+    # '约94.34美元或85.29美元': a currency word may stand between
+    rf"|{_NUM}{_UNIT}\s*か\s*(?:約\s*)?{_NUM}{_UNIT}[^。\n]{{0,6}}どちらか|{_NUM}{_UNIT}\s*{_CJK_UNIT}?\s*(?:或者?|还是)\s*约?{_NUM}"
     r"|\bmay\s+be\s+what['’]?s\s+intended\b|\bsomewhere\s+between\b|\b(?:hard|impossible)\s+to\s+say\b"
     # 'could be $15, could be $16', '..., but it could be 5.00%', 'Both are used in practice.'
     rf"|{_ONE_OF_TWO}"

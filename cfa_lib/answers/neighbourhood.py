@@ -69,7 +69,8 @@ _FOREIGN = frozenset(w for w in _LEXICON_OTHER if w.isascii()) - _LEXICON_ENGLIS
 # CJK has no spaces: a run of CJK characters is known when its end next to the value is one of these
 _CJK_KNOWN = tuple("""
     答案 答え 结果 結果 约为 约合 大约 约 約 为 為 是 は で です 대략 약 답 답변
-    미국 日元 美元 欧元 英镑 元 円 ドル ユーロ ポンド 달러 유로 파운드 엔 원 万 億 亿 百万 ポイント 입니다""".split())
+    미국 日元 美元 欧元 英镑 元 円 ドル ユーロ ポンド 달러 유로 파운드 엔 원 万 億 亿 百万 ポイント 입니다
+    개월 か月 ヶ月 カ月 个月 個月""".split())
 
 
 def unknown_word(region: str, start: int, end: int, question: str = "") -> str:
