@@ -85,6 +85,9 @@ def test_the_questions_inputs_listed_after_the_reply(corpus, row_id, inputs, val
     ("grading_corpus_kept_out_40", "AR-mcq-068", "no_answer"),
     ("grading_corpus_kept_out_35", "AP-open-112", "no_answer"),  # 'It depends on the payment timing:' and a value each
     ("grading_corpus_kept_out_22", "AA-mcq-082", "correct"),
+    # the question's digits as it writes them ('40' of '$40 million'), and one number under an inputs label
+    ("grading_corpus_kept_out_38", "AL-open-097", "no_answer"),  # 'I get $47 million, but ... $39 million instead.'
+    ("grading_corpus", "open-169", "no_answer"),  # '... Question 8 isn't included here ... Please provide that ...'
 ])
 def test_a_closing_list_of_the_questions_inputs_is_dropped(corpus, row_id, verdict):
     """A paragraph after the reply that only lists the question's numbers (`benchmarks/grading_invariance.py`'s

@@ -248,9 +248,25 @@ def without_inputs_after(body: str, stem: str) -> str:
     whatever the response committed to (or declined to) before them."""
     paragraphs = re.split(r"(\n[ \t]*\n)", body)
     while len(paragraphs) > 2 and (not paragraphs[-1].strip() or (
-            lists_inputs(paragraphs[-1], stem) and not _STATES.search(paragraphs[-1]))):
+            _restates_inputs(paragraphs[-1], stem) and not _STATES.search(paragraphs[-1]))):
         paragraphs = paragraphs[:-2]
     return "".join(paragraphs)
+
+
+_INPUTS_LABEL = re.compile(r"(?i)^[\s(*_>-]*(?:inputs?|given|data|known)\b")
+
+
+def _restates_inputs(paragraph: str, stem: str) -> bool:
+    """Two or more of the question's numbers and nothing else (as values, or as the digits the question writes: '40'
+    of '$40 million'), or, under an inputs label, one ('(Inputs from the question: 8.)')."""
+    if lists_inputs(paragraph, stem):
+        return True
+    written = set(_DIGITS.findall(paragraph.replace(",", "")))
+    return bool(stem) and bool(written) and written <= set(_DIGITS.findall(stem.replace(",", ""))) and (
+        len(written) >= 2 or bool(_INPUTS_LABEL.match(paragraph)))
+
+
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
 
 
 def is_aside_start(sentence: str) -> bool:
