@@ -176,3 +176,11 @@ def test_two_answer_lines_written_as_json_read_as_answer_lines(corpus, row_id):
     got, row = _graded(row_id, corpus, lambda text, stem: re.sub(r"ANSWER: ([A-C])", r'{"answer": "\1"}', text))
     assert (got.verdict, got.letter) == (row["expected_verdict"], row["expected_letter"])
 
+
+
+def test_a_value_in_words_on_the_answer_line_is_no_label():
+    """kopen-064 ('... which is zero.') with its answer line as JSON, '{"final_answer": "zero"}': 'zero' is a value in
+    words, not the question's words restated, so it is no `no_answer` (the judge reads it)."""
+    got, row = _graded("kopen-064", "grading_corpus_kept_out", lambda text, stem: REWRITES["the answer line as JSON"](
+        text, stem, False))
+    assert row["expected_verdict"] == "correct" and got.verdict == "judge", got

@@ -341,13 +341,16 @@ def _clauses(sentence: str) -> list[tuple[int, str]]:
     return [(start, sentence[start:end]) for start, end in zip(cuts, cuts[1:] + [len(sentence)], strict=True)]
 
 
+# 'zero', 'none', 'unlimited': a value in words, which a question may write too
+_VALUE_WORD = re.compile(r"(?i)\b(?:zero|nil|none|nothing|half|one|two|three|four|five|six|seven|eight|nine|ten|"
+                         r"hundred|thousand|million|billion|unlimited|infinite|unbounded)\b")
 _LABEL_FILLER = frozenset("the a an answer answers is are final result so thus therefore it this that value".split())
 
 
 def names_only_the_question(line: str, stem: str) -> bool:
     """An answer line with no number whose every word is the question's own or a label's ('FINAL ANSWER: The
     required rate of return', 'Answer: The answer is'): it names what is asked and answers nothing."""
-    if re.search(r"\d", line):
+    if re.search(r"\d", line) or _VALUE_WORD.search(line):
         return False
     stem_words = {w.lower() for w in re.findall(r"[^\W\d_]+", stem)}
     return all(w.lower() in _LABEL_FILLER or w.lower() in stem_words for w in re.findall(r"[^\W\d_]+", line))
