@@ -57,7 +57,8 @@ DEFAULT_CORPORA = [ROOT / "tests" / name for name in
                     "grading_corpus_kept_out_39", "grading_corpus_kept_out_40",
                     "grading_corpus_kept_out_41", "grading_corpus_kept_out_42",
                     "grading_corpus_kept_out_43", "grading_corpus_kept_out_44",
-                    "grading_corpus_kept_out_45")]
+                    "grading_corpus_kept_out_45", "grading_corpus_kept_out_46", "grading_corpus_kept_out_47",
+                    "grading_corpus_kept_out_48")]
 PRECISION_GOAL, COVERAGE_GOAL = 0.99, 0.90
 
 
