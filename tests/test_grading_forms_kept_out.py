@@ -619,3 +619,28 @@ def test_corpus_44_forms(row_id, verdict, letter):
     grade = grade_choice if "mcq" in row_id else grade_open_answer
     got = grade(question, row["response"], row["finish_reason"])
     assert (row["expected_verdict"], got.verdict, got.letter) == (verdict, verdict, letter), got
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "letter"), [
+    (46, "AS-open-023", "judge", None),  # 'FINAL ANSWER: €1.208' for €1,208: money with three decimals reads two ways
+    (46, "AS-open-075", "no_answer", None),  # '... roughly $19 to $20 per share. ... I can't narrow it down further'
+    (46, "AS-mcq-028", "no_answer", None),  # "I'll leave it at A or B depending on the interpretation."
+    (46, "AS-mcq-030", "no_answer", None),  # "... → A. But if the rate is set in arrears ... It's either A or B."
+    (47, "AT-open-085", "judge", None),  # 'The question gives $1,130,000, 10, 1, 2015. To find ... you would use ...'
+    # (labelled no_answer: the inputs restated are no answer; the judge reads what is left)
+    (47, "AT-open-111", "judge", None),  # 'The numbers come out as £18,663 and £19,206.'
+    (47, "AT-open-152", "judge", None),  # "near £1,580, but could you share the answer choices? I'd rather match
+    # against them before committing." (labelled no_answer)
+    (47, "AT-open-154", "incorrect", None),  # 'So the answer is 3.40%. Oops — ... so the answer should be 3.70%.'
+    (48, "AU-open-080", "no_answer", None),  # '≈ 3.24% using 365 days (about 3.19% if a 360-day year is used instead)'
+    (48, "AU-open-084", "no_answer", None),  # '0.2997 → 0.30 if rounded, 0.29 if truncated to two decimals.'
+    (48, "AU-open-091", "correct", None),  # 'In accounting-style notation the return is (22.68%).' (−22.68 %)
+    (48, "AU-mcq-090", "no_answer", None),  # 'So A and B are both defensible.'
+])
+def test_corpora_46_to_48_forms(corpus, row_id, verdict, letter):
+    """Misses of corpora 46 to 48, kept out until the final reader 37898c3 and scored once on it; fixed after that
+    score, so from then on in sample. Where the reader now defers, the test says so."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_choice if "mcq" in row_id else grade_open_answer
+    got = grade(question, row["response"], row["finish_reason"])
+    assert (got.verdict, got.letter) == (verdict, letter), got

@@ -316,6 +316,9 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     named = _letters_in(closing, letters)
     if reading.letter is not None and closing.rstrip(" *_").endswith("?") and len(named) > 1:
         return ChoiceReading(None, "the response ends asking which of two letters")
+    if reading.letter is not None and _closes_on_two(body, letters):
+        # "It's either A or B.", "I'll leave it at A or B depending on the interpretation." after '→ A'
+        return ChoiceReading(None, no_choice="the response closes offering two letters")
     if len(named) > 1 and (UNDECIDED.search(closing) or _DEPENDS.search(closing)):
         # 'It depends on the convention: under one reading the answer is A, under the other it is B.', 'Depends on day
         # count: A under 365, B under 360.'
@@ -440,8 +443,24 @@ def _marked_row(body: str, letters: str) -> str | None:
 
 def _offers_two(body: str, letters: str) -> bool:
     """Two letters offered as alternatives: 'B or C', 'either B or A', 'B (€827,000) or A (€449,000)'."""
-    return bool(re.search(rf"(?<![\w'’])[{letters}][)\]]?(?:\s*\([^()\n]{{0,40}}\))?\s*(?:\bor\b|/)\s*"
-                          rf"(?:(?i:option)\s*)?[(\[]?[{letters}](?![\w'’])", body))
+    return bool(_two_offered(letters).search(body))
+
+
+def _two_offered(letters: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w'’])[{letters}][)\]]?(?:\s*\([^()\n]{{0,40}}\))?\s*(?:\bor\b|/)\s*"
+                      rf"(?:(?i:option)\s*)?[(\[]?[{letters}](?![\w'’])")
+
+
+def _closes_on_two(body: str, letters: str) -> bool:
+    """The last sentence offers two letters ('It's either A or B.') and no letter follows them: the response's last
+    word leaves the choice open, whatever it leaned to before."""
+    last = next(iter(sentences(body)[-1:]), "")
+    offered = list(_two_offered(letters).finditer(last))
+    return bool(offered) and not _NEITHER.search(last[: offered[-1].start()]) and not _letters_in(
+        last[offered[-1].end() :], letters)
+
+
+_NEITHER = re.compile(r"(?i)\b(?:neither|not|nor|rule\s+out|eliminate|wrong)\b[^.]*$")
 
 
 WEAK_TIER = 3  # a letter named in passing ("(option C)", "→ B"): counted only when no other letter is

@@ -104,7 +104,7 @@ def is_refusal(body: str, committed: Number | None) -> bool:
 
 
 _ASIDE_START = re.compile(
-    r"(?i)^[\s>*#\-•\d.)]*(?:\(|for\s+reference|for\s+comparison|compare\b|compared\b|by\s+contrast|"
+    r"(?i)^[\s>*#\-•]*(?:\d{1,2}[.)]\s+)?[\s>*#\-•]*(?:\(|for\s+reference|for\s+comparison|compare\b|compared\b|by\s+contrast|"
     r"in\s+contrast|by\s+symmetry|in\s+other\s+words|that\s+is\b|that\s+corresponds|this\s+corresponds|"
     r"this\s+means|of\s+this\b|of\s+which\b|if\b|had\b|were\b|note\b|nb\b|alternatively\b|otherwise\b|"
     r"instead\b|multiplying\b|dividing\b|expressed\b|equivalently\b|as\s+a\s+check\b|(?:double[\s-]?)?check(?:ing)?\b|"
@@ -235,7 +235,16 @@ def lists_inputs(clause: str, stem: str) -> bool:
     bp.)', 'Given: coupon 5.5%, yield 5%, 3 years'): the inputs restated, not a result ('about 100 per 100 of par'
     states one value)."""
     values = {round(found.number.value, 9) for found in scan_values(clause)}  # 'P = 3/13' is one value
-    return bool(stem) and len(values) >= 2 and values <= _stem_values(stem)
+    return bool(stem) and len(values) >= 2 and (values <= _stem_values(stem) or _written_in(clause, stem))
+
+
+def _written_in(text: str, stem: str) -> bool:
+    """Every number of the text is written in the stem, digit for digit ('40' of '$40 million', '2015' of '1 January
+    2015when')."""
+    if re.search(r"[/×*÷=≈^]", text):  # '3/20', '= 0.05': a value computed from the stem's numbers
+        return False
+    written = set(_DIGITS.findall(text.replace(",", "")))
+    return bool(written) and written <= set(_DIGITS.findall(stem.replace(",", "")))
 
 
 # 'answer', '=', 'is', 'so': a paragraph that states something, not a bare list
@@ -257,13 +266,10 @@ _INPUTS_LABEL = re.compile(r"(?i)^[\s(*_>-]*(?:inputs?|given|data|known)\b")
 
 
 def _restates_inputs(paragraph: str, stem: str) -> bool:
-    """Two or more of the question's numbers and nothing else (as values, or as the digits the question writes: '40'
-    of '$40 million'), or, under an inputs label, one ('(Inputs from the question: 8.)')."""
-    if lists_inputs(paragraph, stem):
-        return True
-    written = set(_DIGITS.findall(paragraph.replace(",", "")))
-    return bool(stem) and bool(written) and written <= set(_DIGITS.findall(stem.replace(",", ""))) and (
-        len(written) >= 2 or bool(_INPUTS_LABEL.match(paragraph)))
+    """Two or more of the question's numbers and nothing else, or, under an inputs label, one ('(Inputs from the
+    question: 8.)')."""
+    return lists_inputs(paragraph, stem) or (
+        bool(stem) and _written_in(paragraph, stem) and bool(_INPUTS_LABEL.match(paragraph)))
 
 
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
@@ -308,9 +314,14 @@ def apply_sign_words(region: str, found: Found) -> Number:
     sign = _SIGN_BEFORE.search(before) or _SIGN_LABEL.search(before)
     if sign and _EITHER_WAY.search(before[: sign.start()]):
         return number  # "move up or down by 3.71%": a size, no sign
-    if number.value > 0 and (sign or _SIGN_AFTER.match(after)):
+    if number.value > 0 and (sign or _SIGN_AFTER.match(after) or (
+            _ACCOUNTING_OPEN.search(before) and re.match(r"\s*\)", after))):
         return Number(-number.value, number.unit)
     return number
+
+
+# 'the return is (22.68%)', '= ($1,250)': a value alone in parentheses after a statement is an accountant's minus
+_ACCOUNTING_OPEN = re.compile(r"(?i)(?:\b(?:is|was|are|were|of)|[=:])\s*\(\s*[$€£¥]?\s*$")
 
 
 _EITHER_WAY = re.compile(r"(?i)\b(?:up|ris(?:e|es|ing)|increas(?:e|es|ing)|gain(?:s|ing)?)\s*(?:or|and/or|/)\s*$")

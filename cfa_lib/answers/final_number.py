@@ -217,7 +217,8 @@ _ANSWER_MARKER = re.compile(
     r"(?im)(?:\bfinal\s+(?:answer|result)\b\s*(?:\([^)\n]{0,40}\))?(?:\s*(?:is\b|:|=|[-–—]+)|[ \t]*$)"
     r"|\b(?:short\s+|direct\s+)?answer\b\s*(?:\([^)\n]{0,40}\))?\s*(?::|=|is\b|[-–—]+(?![\d.]))"
     r"|答案\s*(?:是|为|[:：])|<answer>"  # '<answer>$416,002</answer>'
-    r"|\banswer\s+(?:changes\s+to|becomes|is\s+now)\b"  # 'Edit: ... so the answer changes to $270.00'
+    # 'Edit: ... so the answer changes to $270.00', 'Oops — ... so the answer should be 3.70%.'
+    r"|\banswer\s+(?:changes\s+to|becomes|is\s+now|should\s+(?:be|read))\b"
     # 'Either 0.65 or 0.40; if forced to choose, 0.65.'
     r"|\bif\s+(?:I['’]?m\s+|I\s+am\s+)?(?:forced|made|pushed)\s+to\s+(?:choose|pick)(?:\s+one)?\s*[,:]"
     r"|\bif\s+I\s+(?:had|have|must)\s+to\s+(?:choose|pick)(?:\s+one)?\s*[,:]"

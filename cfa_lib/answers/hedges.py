@@ -40,6 +40,7 @@ _HEDGE = re.compile(
     rf"|\d(?:%|[kKmM]|bn|mn)?(?:[–-]|–-)[$€£¥]?\d"
     r"|\bdepend(?:s|ing)?\s+on\b|\bhing(?:es|ing)\s+on\b|\bequally\s+valid\b|\bboth\s+(?:are|figures\s+are|values\s+are|"
     r"answers\s+are|interpretations\s+are|readings\s+are|approaches\s+are)\s+(?:defensible|plausible|valid|possible|correct|reasonable|acceptable|justifiable)\b|\bcould\s+also\s+be\s+right\b|\bI['’]d\s+need\s+to\s+know\b"
+    r"|\bare\s+both\s+(?:defensible|plausible|valid|possible|correct|reasonable|acceptable|justifiable)\b"
     r"|\bI['’]d\s+report\s+one\s+of\b|\beither\s+(?:number|value|figure)\b|\bone\s+of\s+those\s+two\b"
     r"|\bI['’]d\s+need\s+to\s+(?:check|confirm|verify|see)\s+which\b"
     # "約4.99%か5.0%のどちらか" (either 4.99% or 5.0%), "4.99%或5.0%"
@@ -61,6 +62,9 @@ _HEDGE = re.compile(
     # "$113,733 (quarterly) or $113,330 (semiannual)": two values, each labelled with its own reading
     rf"|{_NUM}{_UNIT}\s*\({_LABEL}\)\s*(?:,?\s*or\s+|/\s*|;\s*)(?:about\s+|approximately\s+|roughly\s+)?"
     rf"{_NUM}{_UNIT}\s*\({_LABEL}\)"
+    # "≈ 3.24% using 365 days (about 3.19% if a 360-day year is used instead)": another value under another reading
+    rf"|{_NUM}{_UNIT}[^()\n]{{0,40}}\(\s*(?:or\s+|about\s+|approximately\s+|roughly\s+|[~≈]\s*)*{_NUM}{_UNIT}\s+"
+    r"(?:if|with|under|using|on)\b[^()]*\binstead\b"
     # "≈ 0.30 if they are standard deviations; if they are variances, ... ≈ 0.20"
     rf"|{_NUM}{_UNIT}\s+if\b[^;\n]{{0,100}};\s*(?:but\s+|whereas\s+)?if\b[^\n]{{0,160}}?{_NUM}"
     # "it depends" in the other languages answers come in: cela dépend, depende de, hängt davon ab, 取决于, 次第,
@@ -75,6 +79,7 @@ UNDECIDED = re.compile(
     r"(?:could|might|may)\b|\bcan['’]?t\s+(?:say|tell)\s+which\b|\bcannot\s+(?:say|tell)\s+which\b"
     r"|\b(?:can['’]?t|cannot)\s+(?:pin\s+(?:this|it|that)\s+down|settle\s+(?:this|it|on\s+one))\b"
     r"|\bwithout\s+knowing\s+which\b|\bboth\s+have\s+(?:merit|a\s+case)\b"
+    r"|\b(?:can['’]?t|cannot)\s+narrow\s+(?:it|this|that)\s+down\b"  # '... $19 to $20 ... I can't narrow it down'
     r"|\b(?:does(?:n['’]t|\s+not)|did(?:n['’]t|\s+not))\s+specify\s+which\b"
     r"|\bunder\s+one\s+(?:convention|reading|interpretation|assumption)\b[^.]{0,80}\bunder\s+the\s+other\b"
     # "Either reading is possible from the information given", "I can't rule either out from the wording"
@@ -271,7 +276,21 @@ _UNSURE = re.compile(
 # 'Let me reconsider which reading is intended before giving a number.' closing the response: the answer is still to
 # come ('Hmm, let me reconsider... no, it should be €859.20.' settles it)
 _STILL_TO_COME = re.compile(r"(?i)\blet\s+me\s+(?:reconsider|rethink|revisit)\b|\bbefore\s+(?:giving|committing\s+to|"
-                            r"settling\s+on)\s+(?:a|an|the|my)\s+(?:number|answer|value|figure)\b")
+                            r"settling\s+on)\s+(?:a|an|the|my)\s+(?:number|answer|value|figure)\b"
+                            r"|\bbefore\s+committing\s*[.!]?\s*\Z")  # "I'd rather match them before committing."
+
+
+# 'The numbers come out as £18,663 and £19,206.': the conclusion states two results and names neither the answer
+_TWO_RESULTS = re.compile(rf"(?i)\b(?:come\s+out\s+(?:as|at|to)|are|were)\s+(?:about\s+)?(?P<a>{_VALUE})\s+and\s+"
+                          rf"(?:about\s+)?(?P<b>{_VALUE})[\s*_]*[.!]?[\s*_]*\Z")
+
+
+def closes_on_two_results(body: str) -> bool:
+    """The last sentence states two different values as results ('The numbers come out as £18,663 and £19,206.')."""
+    last = next(iter(sentences(body)[-1:]), "")
+    pair = _TWO_RESULTS.search(last)
+    a, b = (scan_values(pair.group(g)) for g in ("a", "b")) if pair else ([], [])
+    return bool(a and b) and relative_error(a[0].number, b[0].number) > 1e-9
 
 
 def doubts_its_answer(body: str) -> bool:

@@ -80,6 +80,7 @@ from cfa_lib.answers.commitment import (
 from cfa_lib.answers.final_number import Reading, clause_start, not_stated, read_body, value_clause
 from cfa_lib.answers.hedges import (
     UNDECIDED,
+    closes_on_two_results,
     conclusion,
     conclusion_depends,
     declines_to_choose,
@@ -252,6 +253,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         return OpenGrade("no_answer", None, "the response offers alternatives or a range without choosing", source)
     if source == "heuristic" and doubts_its_answer(body):
         return OpenGrade("judge", None, "the response says it is unsure of its answer", source)
+    if source == "heuristic" and closes_on_two_results(body):
+        return OpenGrade("judge", None, "the response closes on two results and names neither the answer", source)
     if key is None and UNDECIDED.search(committed_text):
         return OpenGrade("no_answer", None, "the response says it has not chosen between alternatives", source)
     if key is None:

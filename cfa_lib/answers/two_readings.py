@@ -20,7 +20,7 @@ from cfa_lib.answers.locales import (
     writes_decimal_comma,
     writes_decimal_point,
 )
-from cfa_lib.answers.numbers import PERCENT, Number
+from cfa_lib.answers.numbers import CURRENCY_UNITS, PERCENT, Number
 
 
 def two_readings(value: Number, key: NumericKey, tolerance: float) -> str:
@@ -88,11 +88,14 @@ def lone_group_on_key(reading: Reading, value: Number, text: str, stem: str, key
             return ""
         after = reading.region[reading.found.start + digits.end() :]
         continental = re.match(r"[\s*_]*(?:[$€£¥]|USD|EUR|GBP|CHF)", after)  # '136.007 $', as French or Italian
-        if not continental and (writes_decimal_point(text.replace(digits.group(), " ")) or dots_group_thousands(text)):
+        # '€1.208' for €1,208: an amount of money with three decimals is a thousands group as often as a decimal
+        money = reading.number.unit in CURRENCY_UNITS
+        if not continental and not money and (
+                writes_decimal_point(text.replace(digits.group(), " ")) or dots_group_thousands(text)):
             return ""  # another number settles the text's dots; the readers apply it
         other = Number(value.value * 1000, value.unit)
         why = "a dot group with the currency after it, as continental texts write amounts" if continental else \
-            "a dot group in a text whose dots nothing settles"
+            "an amount of money with three decimals" if money else "a dot group in a text whose dots nothing settles"
         why += ": read with the dot grouping thousands"
     if key.window(value, tolerance).match or not key.window(other, tolerance).match:
         return ""
