@@ -74,7 +74,8 @@ _REFUSAL = re.compile(
     # 'I can't provide specific financial or investment advice' ('While I cannot provide examples, ...' concedes)
     r"|\bI\s+(?:can['’]?t|cannot|can\s+not)\s+(?:provide|give|offer)\s+(?:[\w-]+\s+){0,4}?(?:advice|an?\s+answer)\b"
     r"|\b(?:cannot|can['’]?t|can\s+not)\s+be\s+(?:answered|computed|determined|calculated)\s+without\b"
-    r"|\bI['’]d\s+need\s+to\s+see\b|\bI(?:['’]m|\s+am)\s+going\s+to\s+need\s+the\s+(?:answer\s+)?(?:options|choices)\b|\bI['’]d\s+rather\s+not\s+guess\b|\bnot\s+comfortable\s+(?:giving|picking|choosing|selecting)\b"
+    r"|\bI['’]d\s+need\s+to\s+see\b|\bI['’]d\s+rather\s+not\s+guess\b|\bnot\s+comfortable\s+(?:giving|picking|choosing|selecting)\b"
+    r"|\bI(?:['’]m|\s+am)\s+going\s+to\s+need\s+the\s+(?:answer\s+)?(?:options|choices)\b"
     r"|\bavoid\s+guessing\b|\b(?:options|choices)\s+(?:are\s+|were\s+)?(?:missing|not\s+(?:provided|shown|included|given))"
     r"|\bI\s+don['’]t\s+have\s+the\s+(?:data|information|exhibit)\b"
     r"|\b(?:question|it)\s+(?:seems|appears)\s+(?:to\s+be\s+)?(?:incomplete|cut\s+off)\b"

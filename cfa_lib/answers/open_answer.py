@@ -350,10 +350,10 @@ def _graded_json(question: Question, reply: dict, finish_reason: str | None, tol
     ('irr', 'price', 'correlation'; a unit suffix '_pct', '_bps' is the value's unit), at the top level or one
     level down, is the answer; no such field, or two that disagree, is the judge's."""
     fields = answer_fields(reply)
-    if fields and all(value is None for _, value in fields) and (leaves_answer_empty(reply) or is_refusal(
+    if leaves_answer_empty(reply) or (fields and all(value is None for _, value in fields) and is_refusal(
             " ".join(value for value in reply.values() if isinstance(value, str)), None)):
         # '{"answer": null, "reason": "The question cannot be answered without the answer choices ..."}'
-        return OpenGrade("no_answer", None, "the JSON reply leaves its answer empty and says why", "final_line")
+        return OpenGrade("no_answer", None, "the JSON reply leaves its answer empty", "final_line")
     if not fields:
         asked = asked_quantity(question.stem)
         named = set() if asked is None else {asked.head, *asked.modifiers, (asked.acronym or "").lower()} - {""}
