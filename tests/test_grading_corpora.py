@@ -69,6 +69,8 @@ RECORDED = {
     "grading_corpus_kept_out_46": (1, 224, 235),
     "grading_corpus_kept_out_47": (2, 225, 242),
     "grading_corpus_kept_out_48": (0, 252, 270),
+    "grading_corpus_kept_out_49": (1, 188, 198),
+    "grading_corpus_kept_out_50": (3, 136, 140),
     "grading_corpus_kept_out_36": (1, 218, 240),
     "grading_corpus_kept_out_37": (0, 216, 233),
     "grading_corpus_kept_out_38": (0, 277, 296),
