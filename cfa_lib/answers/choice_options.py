@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from cfa_lib.answers.commitment import sentences
 from cfa_lib.answers.final_number import read_number
 from cfa_lib.answers.key import grade_number, numeric_key, rounding_step
+from cfa_lib.answers.numbers import Number
 from cfa_lib.answers.text import without_headings
 
 
@@ -77,10 +78,15 @@ def by_option(body: str, letters: str, options: Mapping[str, str]) -> ChoiceRead
     return ChoiceReading(None, f"the concluding sentence nearly states option {near[0]}'s words" if near else "")
 
 
+def _value_of(text: str) -> Number | None:
+    """The number a text commits to, as the rounding steps of values and options are read."""
+    return (reading := read_number(text)) and reading.number
+
+
 def _at_precision(token: str, value, keys: Mapping) -> list[str]:
     """The options that round to the value as written ('$77.8 thousand' is $77,750 to $77,850: $77,780 and
     $77,807 both), in the value's own unit."""
-    step = rounding_step(token, lambda text: (r := read_number(text)) and r.number)
+    step = rounding_step(token, _value_of)
     return [letter for letter, key in keys.items() if step and key is not None and key.gold.unit == value.unit
             and abs(key.gold.value - value.value) <= step / 2 * (1 + 1e-9)]
 
@@ -88,9 +94,7 @@ def _at_precision(token: str, value, keys: Mapping) -> list[str]:
 def _rounds_to(token: str, value, option: str, gold) -> bool:
     """The value and the option's number agree at the coarser of their two precisions ('3.3%' and '3.33%', '925.93' and
     'CHF 926'; not '7.42%' and '7.29%'); values in different units are not compared here."""
-    def read(text: str):
-        return (r := read_number(text)) and r.number
-    steps = [rounding_step(token, read), rounding_step(option, read)]
+    steps = [rounding_step(token, _value_of), rounding_step(option, _value_of)]
     if value.unit != gold.unit or None in steps:
         return True
     return abs(value.value - gold.value) <= max(steps) / 2 * (1 + 1e-9)

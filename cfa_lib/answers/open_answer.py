@@ -274,7 +274,7 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     if settled is None:
         if has_refusal(body):
             return OpenGrade("no_answer", None, "the response refuses or asks for the options", source)
-        label = final if final is not None else next(iter(_CLOSING_LABEL.findall(body)), None)
+        label = final if final is not None else (closing := _CLOSING_LABEL.search(body)) and closing.group(1)
         if label is not None and names_only_the_question(label, question.stem):
             # 'FINAL ANSWER: The required rate of return', 'Answer: The answer is': a label with nothing in it
             return OpenGrade("no_answer", None, "the answer line names what is asked and gives no answer", source)
