@@ -108,9 +108,10 @@ def test_coverage_per_class(questions):
         ("easy_38", "In favour 1 to 5, against 5 to 1; both 1 to 5 and 5 to 1 describe it.", "no_answer", None),
         # words only for a numeric key: the judge reads them
         ("easy_414", "The short position stays open, so White's maximum possible loss is unlimited.", "judge", None),
-        # '+X or -X' is one magnitude, 'up or down by X' a size
+        # '+X or -X' is one magnitude; 'up or down by X' is a size, but without an answer line 'down' next to a value
+        # is a word the reader does not read there ('about 26 percent down'): the judge reads it
         ("challenge_87", "The share price must change by either +3.71% or −3.71%.", "correct", 3.71),
-        ("challenge_87", "The stock must move up or down by 3.71% to break even.", "correct", 3.71),
+        ("challenge_87", "The stock must move up or down by 3.71% to break even.", "judge", None),
         # after a semicolon only a stated value overrides; a supposed value gives way to the statement before it
         ("easy_411", "Margin call at $17.86; at $19.71 equity is still 36.6%.", "correct", 17.86),
         ("easy_356", "The value is $26.92; at the original 7% yield it would be $25.00.", "correct", 26.92),

@@ -39,14 +39,27 @@ def assert_graded(got, verdict: str, value: float | None) -> None:
 
 
 # rows the reader sends to the judge although a grader can decide them: a deferral, never a wrong verdict
-DEFERRED = {"open-162": "a self-correction: two values stated for the asked quantity"}
+DEFERRED = {
+    "open-162": "two committed values: $42.22 stated for the asked quantity, $58.33 read as the conclusion",
+    "open-036": "an unknown word next to the value: covariances",
+    "open-038": "an unknown word next to the value: should",
+    "open-081": "an unknown word next to the value: incur",
+    "open-082": "an unknown word next to the value: position",
+    "open-083": "an unknown word next to the value: most",
+    "open-090": "an unknown word next to the value: using",
+    "open-154": "an unknown word next to the value: payment",
+    "open-156": "an unknown word next to the value: should",
+    "open-177": "an unknown word next to the value: case",
+    "open-178": "an unknown word next to the value: payer",
+    "open-204": "an unknown word next to the value: away",
+}
 
 
 @pytest.mark.parametrize("row", OPEN, ids=[row["id"] for row in OPEN])
 def test_open_row(questions, row):
     got = grade_open_answer(questions[row["question_id"]], row["response"], row["finish_reason"])
     if row["id"] in DEFERRED:
-        assert got.verdict == "judge", got
+        assert (got.verdict, got.reason) == ("judge", DEFERRED[row["id"]]), got
         return
     assert_graded(got, row["expected_verdict"], row["expected_value"])
 
@@ -146,7 +159,7 @@ def test_outcome_lists_then_a_value_are_graded(questions, qid, response, verdict
         ("challenge_38", "Number of contracts ≈ 263 (short position) to bring equities back to 40%.", "incorrect"),
         ("challenge_41", "Fixed leg: 3.75% × 1.8m = $67,500 received.\n\nNet: Pike would pay $103,500 to the "
          "swap counterparty.", "incorrect"),  # key: receive $103,500
-        ("easy_414", "White's maximum gain on the position is $1,300.", "incorrect"),  # the stem asks for the loss
+        ("easy_414", "White's maximum gain is $1,300.", "incorrect"),  # the stem asks for the loss
         ("easy_414", "In the worst case White loses $1,300.", "correct"),  # the asked loss, not −$1,300
     ],
 )

@@ -32,6 +32,12 @@ ROWS = {row["id"]: row for row in OPEN + MCQ}
 # second half of the response (an aside, 'The following year it rises to about $77,780'), so the value read is not
 # a safe 'incorrect' (settle.key_in_second_half). A deferral costs a judge call; it is never a wrong verdict.
 DEFERRED = {"open-060", "open-062", "open-086"}
+# Without an answer line, a word next to the value that the reader's English lexicon does not know defers the row
+# (cfa_lib.answers.neighbourhood): 'a 3% chance', 'amortisation expense ≈ ¥9,876,543'. A deferral, not an error.
+UNREAD_WORD = {
+    "open-043": "chance", "open-084": "amortisation", "open-095": "applies", "open-099": "reduction",
+    "open-100": "price", "open-136": "would", "open-227": "back", "open-230": "leased", "open-232": "target",
+}
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +56,9 @@ def test_open_row(questions, row):
     if row["id"] in DEFERRED:
         assert (got.verdict, row["expected_verdict"]) == ("judge", "incorrect"), got
         assert "second half" in got.reason
+        return
+    if row["id"] in UNREAD_WORD:
+        assert (got.verdict, got.reason) == ("judge", f"an unknown word next to the value: {UNREAD_WORD[row['id']]}")
         return
     assert got.verdict == row["expected_verdict"], (got, row["note"])
     if row["expected_value"] is not None:
@@ -107,8 +116,7 @@ def test_think_block_never_counts(questions):
         ("open-082", 169.9e6),  # \boxed{\$169.9\ \text{million}}
         ("open-085", 100e6),  # bare 100 with "(€ millions)" in the stem
         ("open-088", 2.36),  # bare 236 "in basis points"
-        ("open-097", -12.0),  # (12.0)%
-        ("open-099", -410000),  # $(0.41) million
+        ("open-097", -12.0),  # (12.0)%; open-099, '$(0.41) million' after 'a reduction:', now defers on the word
         ("open-107", 5.54),  # "FINAL ANSWER:    $ 5.54"
     ],
 )

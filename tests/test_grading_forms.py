@@ -470,7 +470,7 @@ def test_negation_then_a_letter_commits_and_a_named_letter_is_never_no_answer(qu
 ])
 def test_an_unknown_word_next_to_the_value_defers(questions, qid, response, word):
     """fopen2-083, fopen2-077: a word the reader does not know next to the committed value may change it (a loss, a
-    price per 100 of face); English prose around a value is read by the English grammar and is not deferred."""
+    price per 100 of face); English words the reader's grammar reads ('a loss of ... on the shares') are known."""
     grade = grade_open_answer(questions[qid], response, "stop")
     assert (grade.verdict, grade.reason) == ("judge", f"an unknown word next to the value: {word}")
     assert grade_open_answer(questions["easy_478"], "Odpowiedź: około −12,0%.", "stop").verdict == "correct"
@@ -718,23 +718,23 @@ def test_a_change_the_question_asks_for_is_no_aside(questions):
     assert grade_open_answer(questions["easy_319"], response, "stop").value.value == -420_000
 
 
-@pytest.mark.parametrize(("corpus", "row_id", "verdict"), [
-    ("5", "I-open-051", "judge"),  # '= £413.89 per quarter.' then 'a total of £16,556 ... £8,444 from interest'
-    ("7", "K-open-081", "judge"),  # '≈ £259.84 per quarter.' then '£15,590 of deposits and £9,410 of interest'
-    ("8", "L-open-187", "judge"),  # 'r ≈ 10.10%, ...; the implied payout ratio is 47.4%'
-    ("9", "M-open-062", "judge"),  # 'annual_expected_credit_loss: 0.37%' first of four 'name: value' lines
-    ("8", "L-open-154", "incorrect"),  # '$13m gap', then 'decreased by $13 million': the same value, signed
-    ("7", "K-open-097", "incorrect"),  # '9.11%', then 'I'll go with the additive version ... 8.9%': taken back
-    ("6", "J-open-089", "incorrect"),  # '2.31%', then 'Hmm, wait ... 1.89%': corrected
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "reason"), [
+    ("5", "I-open-051", "judge", "an earlier result"),  # '= £413.89 per quarter.' then 'a total of £16,556 ...'
+    ("7", "K-open-081", "judge", "an earlier result"),  # '≈ £259.84 per quarter.' then '£15,590 of deposits ...'
+    # 'r ≈ 10.10%, ...; the implied payout ratio is 47.4%': now deferred before, on the word next to the value
+    ("8", "L-open-187", "judge", "an unknown word next to the value: ratio"),
+    # 'annual_expected_credit_loss: 0.37%' first of four 'name: value' lines; deferred on the name's last word
+    ("9", "M-open-062", "judge", "an unknown word next to the value: effect"),
+    ("8", "L-open-154", "incorrect", ""),  # '$13m gap', then 'decreased by $13 million': the same value, signed
+    ("7", "K-open-097", "incorrect", ""),  # '9.11%', then 'I'll go with the additive version ... 8.9%': taken back
+    ("6", "J-open-089", "incorrect", ""),  # '2.31%', then 'Hmm, wait ... 1.89%': corrected
 ])
-def test_an_earlier_result_on_the_key_is_not_overruled_by_an_aside(corpus, row_id, verdict):
+def test_an_earlier_result_on_the_key_is_not_overruled_by_an_aside(corpus, row_id, verdict, reason):
     """Issue #31: a value graded wrong after an earlier result that is the key, not taken back, may be an aside
     after the answer: the judge decides. A revision, a choice or the same value signed keeps the verdict."""
     question, row = _corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
     grade = grade_open_answer(question, row["response"], row["finish_reason"])
-    assert grade.verdict == verdict, (grade, row["note"])
-    if verdict == "judge":
-        assert grade.reason.startswith("an earlier result")
+    assert grade.verdict == verdict and grade.reason.startswith(reason), (grade, row["note"])
 
 
 @pytest.mark.parametrize(("row_id", "verdict"), [

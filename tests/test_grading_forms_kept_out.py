@@ -15,6 +15,7 @@ import pytest
 from benchmarks.grading import corpus_question, corpus_row
 from cfa_lib.answers import grade_choice, grade_open_answer
 from cfa_lib.answers.text import clean
+from cfa_lib.data import questions_by_id
 
 
 @pytest.mark.parametrize(("corpus", "row_id", "verdict", "letter"), [
@@ -350,7 +351,8 @@ def test_corpus_26_forms_it_deferred(corpus, row_id, verdict, letter):
     (27, "AE-open-117", "no_answer", None),  # 'Under 360-day convention: 5.10%' ... 'Both are used in practice.'
     (27, "AE-open-156", "correct", None),  # 'roughly 9.17 to 9.74 depending on rounding; I would report 9.45'
     (28, "AF-open-075", "no_answer", None),  # 'Under one convention it is 3.60%, under the other 5.40%.'
-    (28, "AF-open-091", "correct", None),  # 'Loss on the margin position: 57.0% for the month' against −57.0 %
+    # (AF-open-091, 'Loss on the margin position: 57.0% for the month' against −57.0 %, is the judge's now: 'position'
+    # is a word the reader's lexicon does not know next to a value without an answer line)
     (29, "AG-open-067", "no_answer", None),  # 'Probably around 4.00%, but it could be 5.00% — I can't be sure ...'
     (29, "AG-open-098", "no_answer", None),  # 'It depends on the convention: 3.50% if ..., or 3.30% under ...'
     (29, "AG-open-113", "no_answer", None),  # 'O valor deve ficar entre US$ 109.000 e US$ 123.000.'
@@ -644,3 +646,30 @@ def test_corpora_46_to_48_forms(corpus, row_id, verdict, letter):
     grade = grade_choice if "mcq" in row_id else grade_open_answer
     got = grade(question, row["response"], row["finish_reason"])
     assert (got.verdict, got.letter) == (verdict, letter), got
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "word"), [
+    (49, "BA-open-126", "down"),  # 'it is about 26 percent down, i.e. a moderate decline.' (−26 %, read as +26)
+    (47, "AT-open-132", "revenue"),  # '| Memo: share of revenue | 0.12 |' under '| **Cash collected** | **109** |'
+    (6, "J-open-012", "omzet"),  # Dutch, 'Totale omzet ≈ 730,045' (labelled judge: 730,045 or 730.045)
+])
+def test_a_value_in_prose_decides_only_among_words_the_reader_knows(corpus, row_id, word):
+    """Without an answer line the value stands in prose the reader must understand: an English word next to it that
+    the reader's grammar does not read ('down' after a value, the noun of another quantity) defers, as a word of
+    another language always did. Each row was decided wrongly before."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    got = grade_open_answer(question, row["response"], row["finish_reason"])
+    assert (got.verdict, got.reason) == ("judge", f"an unknown word next to the value: {word}")
+
+
+def test_a_value_in_prose_with_known_words_is_still_decided():
+    """The words that state a result ('comes to', 'worth', 'paid', 'lost') are known: such prose is decided."""
+    questions = questions_by_id("easy")
+    assert grade_open_answer(questions["easy_478"], "The share lost 12.0% over the period.",
+                             "stop").verdict == "correct"
+    assert grade_open_answer(questions["easy_478"], "The holding period return comes to about −12.0%.",
+                             "stop").verdict == "correct"
+    assert grade_open_answer(questions["easy_478"], "Loss on the share: 12.0% for the period.",  # a loss label
+                             "stop").value.value == -12.0
+    got = grade_open_answer(questions["easy_478"], "The holding period return is about 12.0% down.", "stop")
+    assert (got.verdict, got.reason) == ("judge", "an unknown word next to the value: down")

@@ -5,14 +5,20 @@ Nennwert' states a price per 100 of face); the reader reads such words only when
 `_REACH` words before or after the value, in the clause holding it, is *known* when
 
 * the sentence holding the value is English prose (its letters ASCII or Greek, none of its words one the
-  lexicon knows only in another language): the reader's English grammar (cues, sign, direction, scale and unit
-  words) reads English words, and an English word it has no rule for is prose, not a modifier; or
+  lexicon knows only in another language) under an answer line: the line's grammar is known, and an English word
+  it has no rule for is prose, not a modifier; without an answer line (`english=True`) the value stands in prose
+  that the reader must understand, and an English word is known only in `_PROSE_ENGLISH` (the words the reader's
+  grammar reads: verbs and nouns that state a result, cues, approximation, sign, scale, unit and period words,
+  'more' of a difference asked, 'either ... or' of alternatives the hedge rules read; not 'down', 'up', 'under',
+  'less', 'would', 'should', 'probably', 'using', 'range', nor the nouns of other quantities: a value 'of assets'
+  or 'of revenue' is not the value asked); the words that count stop at another number or a comma; or
 * it is in the reader's lexicon (`_LEXICON`: function words, answer words, approximation words, units,
   currencies, scale words, sign and increase words, periods, verbs that state the value ('beträgt',
   'beklenir') and the nouns of the quantities asked (price, value, return, rate, correlation) in the languages
   the reader supports); or
 * it is a word of the question (stem or options), whose quantity the answer names; or
-* it is a symbol: one letter, an acronym in capitals ('IRR', 'WACC'), a Greek letter ('σ', 'ΔQ'); or
+* it is a symbol: one letter, an acronym in capitals ('IRR', 'WACC'), a Greek letter ('σ', 'ΔQ'), a letter with a
+  subscript ('V₀', 'PV₁'), a variable's name ('MacDur'), a function ('ln', 'sqrt', 'max'); or
 * it is a run of CJK characters (no spaces) whose edge next to the value is known ('約', '万', '美元'); runs
   farther from the value are not read.
 
@@ -61,6 +67,28 @@ _LEXICON_OTHER = frozenset("""
     bei liegt beläuft sich auf sont são sono zijn
     aktie action acción ação azione aandeel
     """.split())
+# English words of a value in prose without an answer line (`unknown_word(english=True)`)
+_PROSE_ENGLISH = _LEXICON_ENGLISH | frozenset("""
+    is are was were be been being equals equal equaling equalling gives give giving gets get got getting comes come
+    came works work worked out goes go going went takes take took becomes become became totals total totalling
+    amounts amount stands stand reaches reach reached yields yield produces produce results result leaves makes make
+    shows show showing that's it's there's
+    value values figure estimate number sum outcome solution conclusion overall net worth
+    therefore thus hence then finally these those here my our your their a i i'll i'd we
+    close almost just exactly precisely some on at in with from over as into
+    negative minus plus positive lost losses lose loses gains gained declines declined decreases decreased
+    drop drops dropped fall falls fell rise rises rose increases increased
+    points point pp millions billions thousands mn mm bn k
+    years year yr yrs months month days day weeks week quarters quarter periods period annual annually annum
+    annualized annualised semiannual quarterly monthly share shares unit units contracts contract
+    pound pounds gbp jpy
+    paid pays pay receives received receive earns earned earn collected collects deposit deposits costs cost
+    ln sqrt exp max min cov var corr log
+    remains priced today due issue step computed confirmed correct corrected sticking
+    she he they her his has have had can will must need needs buy buys bought sell sells sold short long purchase
+    additional contributes contribute issues issue more either or yes possible
+    one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty hundred
+    """.split())
 _LEXICON = _LEXICON_ENGLISH | _LEXICON_OTHER
 # words the lexicon knows only in other languages (not also English words: 'die', 'do', 'no'): a line holding one
 # is not English prose
@@ -73,16 +101,23 @@ _CJK_KNOWN = tuple("""
     개월 か月 ヶ月 カ月 个月 個月""".split())
 
 
-def unknown_word(region: str, start: int, end: int, question: str = "") -> str:
+def unknown_word(region: str, start: int, end: int, question: str = "", english: bool = False) -> str:
     """The first word next to the value at region[start:end] (in its sentence) that the reader does not know, or
-    ''; `question` is the stem and options, whose words are known."""
+    ''; `question` is the stem and options, whose words are known; `english`: read English prose too (the value
+    was read without an answer line)."""
     line_start = max([region.rfind("\n", 0, start) + 1] + [m.end() for m in _STOP.finditer(region, 0, start)])
     line_end = _sentence_end(region, end)
-    before_text, after_text, line = region[line_start:start], region[end:line_end], region[line_start:line_end]
+    before_text, after_text, line = (_TAGS.sub("|", text) for text in (  # '<td>Answer</td><td>¥8,491</td>'
+        region[line_start:start], region[end:line_end], region[line_start:line_end]))
     before, after = _words(before_text)[-_REACH:], _words(after_text)[:_REACH]
-    if _english(line):
+    prose = _english(line)
+    if prose and not english:
         return ""
-    known_here = {w.lower() for w in _words(question)}
+    if prose:  # in English, words beyond another number ('the €9,400 position: 2/5 × €9,400 = €3,760'), after a
+        # comma ('28.79%, compared with the 10% hurdle') or in the next cell qualify another number, clause or cell
+        before = _words(re.split(r"\d", before_text)[-1])[-_REACH:]
+        after = _words(re.split(r"[,;(|\d]", after_text)[0])[:_REACH]
+    known_here = {w.lower() for w in _words(question)} | (_PROSE_ENGLISH if prose else frozenset())
     for i, word in enumerate(reversed(before)):
         if not _known(word, known_here, cjk_edge=(i == 0) and word[-1:] or None):
             return word
@@ -96,6 +131,7 @@ def _words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text) if any(c.isalpha() for c in w)]
 
 
+_TAGS = re.compile(r"</?[A-Za-z][\w-]*[^<>]*>")
 _STOP = re.compile(r"[.;!?]\s+(?=[^\w\s]*[A-Z])")
 
 
@@ -111,12 +147,12 @@ def _english(line: str) -> bool:
     return not re.search(r"[^\x00-\x7f\u0370-\u03ff]", letters) and not {w.lower() for w in words} & _FOREIGN
 
 
-def _known(word: str, stem_words: set[str], cjk_edge: str | None) -> bool:
-    """In the lexicon or the question; a symbol ('n', 'σ', 'ΔQ', 'IRR'); a CJK run only by its edge next to the
-    value (runs farther away are not read)."""
-    lower = word.lower()
-    if lower in _LEXICON or lower in stem_words or len(word) == 1 or re.fullmatch(r"[A-Z]{2,6}s?", word) \
-            or re.search(r"[\u0370-\u03ff]", word):
+def _known(word: str, known_here: set[str], cjk_edge: str | None) -> bool:
+    """In the lexicon or known here (the question's words); a symbol ('n', 'σ', 'ΔQ', 'IRR', 'V₀', 'MacDur'); a CJK
+    run only by its edge next to the value (runs farther away are not read)."""
+    lower = word.lower().replace("’", "'")
+    if lower in _LEXICON or lower in known_here or len(word) == 1 or re.fullmatch(r"[A-Z]{2,6}s?", word) \
+            or re.search(r"[\u0370-\u03ff]", word) or re.fullmatch(r"[^\W\d_]{1,3}[₀-₉]+|(?:[A-Z][a-z]+){2,}", word):
         return True
     if _CJK.search(word):
         return cjk_edge is None or word.endswith(_CJK_KNOWN) or word.startswith(_CJK_KNOWN)

@@ -295,7 +295,8 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
             return OpenGrade("judge", None, bold, source)
         settled = marked  # the one value a response bolds is what it commits to ('| **Total** | **+2.21%** |')
     question_words = " ".join([question.stem, *question.choices.values()])
-    if word := unknown_word(settled.region, settled.found.start, settled.found.end, question_words):
+    if word := unknown_word(settled.region, settled.found.start, settled.found.end, question_words,
+                            english=source == "heuristic"):
         return OpenGrade("judge", None, f"an unknown word next to the value: {word}", source)
     graded = _graded(question, in_response_scale(settled, body, question), value_clause(settled), key, tolerance,
                      source)
