@@ -673,3 +673,23 @@ def test_a_value_in_prose_with_known_words_is_still_decided():
                              "stop").value.value == -12.0
     got = grade_open_answer(questions["easy_478"], "The holding period return is about 12.0% down.", "stop")
     assert (got.verdict, got.reason) == ("judge", "an unknown word next to the value: down")
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "reason"), [
+    # 'FINAL ANSWER: 3.88%', 'Hmm, using the par of $15 and the value of $18.56: ... = 4.13%.', 'FINAL ANSWER: 4.13%'
+    (52, "BG-open-134", "two FINAL ANSWER lines disagree (3.88%, then 4.13%) and nothing between takes the first back"),
+    # 'ANSWER: B', 'Checking with simple return: ... closest to C.', 'ANSWER: A'
+    (52, "BG-mcq-045", "two answer lines name B and A, and nothing between takes the first back"),
+])
+def test_two_answer_lines_that_disagree_defer(corpus, row_id, reason):
+    """Corpus 52, scored once mid-session: two answer lines with different answers and nothing between that says
+    the first was wrong (labelled no_answer; the reader took the last). 'Wait — I dropped a term', 'On reflection,
+    B is better' between them still make the last line the answer."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_choice if "mcq" in row_id else grade_open_answer
+    got = grade(question, row["response"], row["finish_reason"])
+    assert (row["expected_verdict"], got.verdict, got.reason) == ("no_answer", "judge", reason), got
+    question, row = corpus_row("AM-mcq-046", "grading_corpus_kept_out_32")  # 'ANSWER: A', 'On reflection, B ...'
+    assert grade_choice(question, row["response"], row["finish_reason"]).letter == "B"
+    question, row = corpus_row("W-open-125", "grading_corpus_kept_out_19")  # 'Wait — I dropped a term.'
+    assert grade_open_answer(question, row["response"], row["finish_reason"]).verdict == "correct"

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from cfa_lib.answers.choice_options import ChoiceReading, by_option, words_disagree
-from cfa_lib.answers.commitment import has_refusal, sentences
+from cfa_lib.answers.commitment import has_refusal, sentences, takes_back
 from cfa_lib.answers.hedges import UNDECIDED, conclusion, doubts_its_answer, is_hedge
 from cfa_lib.answers.structured import data_block, letter_fields
 from cfa_lib.answers.text import clean, without_headings
@@ -304,6 +304,11 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
         later = _stated_choice(body[end:], letters, None).letter if retracted else None
         if later is not None and later != last.group("letter").upper():
             return ChoiceReading(later)
+        for earlier in lines[:-1]:  # 'ANSWER: B', 'Checking with simple return: ... closest to C.', 'ANSWER: A'
+            if earlier.group("letter").upper() != last.group("letter").upper() and not takes_back(
+                    body[earlier.end() : last.start()]):
+                return ChoiceReading(None, f"two answer lines name {earlier.group('letter').upper()} and "
+                                           f"{last.group('letter').upper()}, and nothing between takes the first back")
         return ChoiceReading(_one_letter(body, start, end, last.group("letter"), letters))
     if re.search(rf"(?:(?i:\bso|\bthen|\bthus|\bhence|\banswer\b)[:\s]*|,)\s*\(?[{letters}]\)?\s+or\s+\(?[{letters}]\)?"
                  r"[\s.!?*]*\Z", body):

@@ -50,6 +50,37 @@ def _last_final_line(body: str) -> tuple[re.Match[str], str, str] | None:
     return last, following[0].strip(), following[1] if len(following) > 1 else ""
 
 
+def earlier_answer_lines(body: str) -> list[tuple[str, str]]:
+    """The values of the answer lines before the last one under the same label, each with the text between it and
+    the last line ('FINAL ANSWER: 3.88%', then 'Hmm, using the par ...', then 'FINAL ANSWER: 4.13%'; not 'Final:
+    134 × 30.50 = 4,138.55' over 'FINAL ANSWER: 35.92% loss')."""
+    matches = [m for m in _FINAL_LINE.finditer(body) if (m.group("rest") or "").strip(" *_`")]
+
+    def label(m: re.Match[str]) -> str:
+        return re.sub(r"\W", "", body[m.start() : m.start("rest")]).lower()
+    return [(m.group("rest").strip(" *_`"), body[m.end() : matches[-1].start()]) for m in matches[:-1]
+            if label(m) == label(matches[-1])]
+
+
+# what takes back a FINAL ANSWER line after it (a step or a check after the line does not; 'should be' only before a
+# value: not 'the project should be accepted')
+TAKES_BACK = re.compile(r"(?i)\b(?:correction|oops|I\s+mean|on\s+second\s+thought|"
+                        r"should\s+(?:be|read|have\s+been)(?=\s*[:=]?\s*(?:about\s+)?[-−+$€£¥]?\s?\d)|"
+                        r"I\s+made\s+an?\s+(?:error|mistake)|scratch\s+that|let\s+me\s+(?:redo|correct|fix))\b|"
+                        r"\bwait\b[,:;!.—–-]*\s*(?:no\b|that['’]?s\s+(?:wrong|not\s+right)|that\s+is\s+wrong)")
+
+
+# what, between two answer lines, says the first was wrong: 'Wait —', 'Hold on — I double-counted', 'Correcting:'
+_REVISES = re.compile(r"(?i)\b(?:wait|hold\s+on|actually|on\s+reflection|I['’]ll\s+go\s+with|correct(?:ing|ion|ed)|"
+                      r"revis\w*|recomput\w*|redo\w*|"
+                      r"mistake|error|wrong|not\s+right|I\s+(?:dropped|forgot|mis\w+|double-counted|made))\b")
+
+
+def takes_back(text: str) -> bool:
+    """The text between two answer lines says the first was wrong ('Wait — I dropped a term. Recomputing:')."""
+    return bool(TAKES_BACK.search(text) or _REVISES.search(text))
+
+
 def after_final_line(body: str) -> str:
     """What a cleaned body writes after its last `FINAL ANSWER:` line and that line's value ('' when none)."""
     found = _last_final_line(body)

@@ -72,7 +72,7 @@ _PROSE_ENGLISH = _LEXICON_ENGLISH | frozenset("""
     is are was were be been being equals equal equaling equalling gives give giving gets get got getting comes come
     came works work worked out goes go going went takes take took becomes become became totals total totalling
     amounts amount stands stand reaches reach reached yields yield produces produce results result leaves makes make
-    shows show showing that's it's there's
+    shows show showing that's it's there's there grew grow grows
     value values figure estimate number sum outcome solution conclusion overall net worth
     therefore thus hence then finally these those here my our your their a i i'll i'd we
     close almost just exactly precisely some on at in with from over as into

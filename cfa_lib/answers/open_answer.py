@@ -68,11 +68,13 @@ from cfa_lib.answers.commitment import (
     after_final_line,
     direction_agreement,
     directions,
+    earlier_answer_lines,
     final_answer_line,
     has_refusal,
     in_question,
     is_refusal,
     leaves_open,
+    takes_back,
     without_captions,
     without_inputs_after,
     without_remarks,
@@ -315,6 +317,11 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
     if final is not None and (revised := revised_after_final(after_final_line(body), question.stem,
                                                              graded.verdict == "correct", match)):
         return OpenGrade("judge", None, revised, source)
+    for value, between in earlier_answer_lines(body):  # 'FINAL ANSWER: 3.88%', 'Hmm, ...', 'FINAL ANSWER: 4.13%'
+        if not takes_back(between) and grade_open_answer(question, f"FINAL ANSWER: {value}", finish_reason,
+                                                         tolerance).verdict != graded.verdict:
+            return OpenGrade("judge", None, f"two FINAL ANSWER lines disagree ({value}, then {final}) and nothing "
+                             "between takes the first back", source)
     return graded
 
 

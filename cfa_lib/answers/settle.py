@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 
 from cfa_lib.answers.asked import asked_quantity, compared_in_words, mentions, statements, worded
-from cfa_lib.answers.commitment import apply_sign_words, from_stem, is_aside, sentence_spans
+from cfa_lib.answers.commitment import TAKES_BACK, apply_sign_words, from_stem, is_aside, sentence_spans
 from cfa_lib.answers.final_number import Reading, clause_start, in_parentheses, read_body, stated_in, value_clause
 from cfa_lib.answers.key import rounding_step
 from cfa_lib.answers.locales import normalise_signs
@@ -303,19 +303,11 @@ def key_in_second_half(body: str, stem: str, on_key: Match, same: Callable[[Read
     return ""
 
 
-# what takes back a FINAL ANSWER line after it (a step or a check after the line does not; 'should be' only before a
-# value: not 'the project should be accepted')
-_TAKES_BACK = re.compile(r"(?i)\b(?:correction|oops|I\s+mean|on\s+second\s+thought|"
-                         r"should\s+(?:be|read|have\s+been)(?=\s*[:=]?\s*(?:about\s+)?[-−+$€£¥]?\s?\d)|"
-                         r"I\s+made\s+an?\s+(?:error|mistake)|scratch\s+that|let\s+me\s+(?:redo|correct|fix))\b|"
-                         r"\bwait\b[,:;!.—–-]*\s*(?:no\b|that['’]?s\s+(?:wrong|not\s+right)|that\s+is\s+wrong)")
-
-
 def revised_after_final(after: str, stem: str, line_right: bool, on_key: Match) -> str:
     """Why the FINAL ANSWER line may not be the answer, or '': what follows it (`after`) takes it back ('Correction:
     that's basic. Diluted is $3.70.') and then states a value the key grades otherwise. The manual's rule (the line
     wins over steps, checks and asides after it) assumes nothing after it revises it."""
-    revision = _TAKES_BACK.search(after)
+    revision = TAKES_BACK.search(after)
     if revision is None:
         return ""
     for found in scan_values(after):
