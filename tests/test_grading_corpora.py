@@ -72,13 +72,13 @@ RECORDED = {
     "grading_corpus_kept_out_49": (0, 185, 198),
     "grading_corpus_kept_out_50": (3, 132, 140),
     # scored once mid-session on the start reader 5e475d7 at (2, 178) and on c7613c2 at (2, 178)
-    "grading_corpus_kept_out_51": (2, 178, 187),
+    "grading_corpus_kept_out_51": (1, 177, 187),
     # scored once mid-session on the start reader 5e475d7 at (5, 169) and on c7613c2 at (4, 167)
-    "grading_corpus_kept_out_52": (2, 166, 185),
+    "grading_corpus_kept_out_52": (1, 166, 185),
     # scored once mid-session on the start reader 5e475d7 at (3, 191) and on c7613c2 at (2, 179)
-    "grading_corpus_kept_out_56": (2, 181, 220),
+    "grading_corpus_kept_out_56": (0, 180, 220),
     # scored once mid-session on the start reader 5e475d7 at (2, 254) and on c7613c2 at (1, 251)
-    "grading_corpus_kept_out_58": (1, 251, 261),
+    "grading_corpus_kept_out_58": (0, 251, 261),
     "grading_corpus_kept_out_36": (1, 213, 240),
     "grading_corpus_kept_out_37": (0, 214, 233),
     "grading_corpus_kept_out_38": (0, 274, 296),

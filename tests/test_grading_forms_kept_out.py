@@ -693,3 +693,25 @@ def test_two_answer_lines_that_disagree_defer(corpus, row_id, reason):
     assert grade_choice(question, row["response"], row["finish_reason"]).letter == "B"
     question, row = corpus_row("W-open-125", "grading_corpus_kept_out_19")  # 'Wait — I dropped a term.'
     assert grade_open_answer(question, row["response"], row["finish_reason"]).verdict == "correct"
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "value", "reason"), [
+    # '= (18.42%)', then 'A negative total return of 18.42%: ... the $9 price drop.' against −18.4 %
+    (56, "BI-open-069", "correct", -18.42, ""),
+    # '600.000 − RW = 38.243 × 14 = 535.402', then 'FINAL ANSWER: 64,598' (labelled judge: 64.598 or 64,598)
+    (52, "BG-open-015", "judge", None, "'64,598' in a text that groups thousands with dots"),
+    # '... works out to 106.27 ... The 111.88 and 135.88 figures don't fit any reasonable convention.' (key A, 106.27)
+    (56, "BI-mcq-022", "judge", None, "the value 135.88 follows another option's value in its sentence"),
+    # 'Probably A (28), although if they expect rounding of the standard error first it could be C.'
+    (58, "BH-mcq-026", "no_answer", None, "the last sentence leans to one letter and says it could be another"),
+    # '3. No — B is 2.81%, too far. So maybe A, but I'm not fully sure the quote convention matches.' (no_answer)
+    (51, "BF-mcq-050", "judge", None, "the last sentence offers its letter only as a maybe"),
+])
+def test_mid_session_corpora_forms(corpus, row_id, verdict, value, reason):
+    """Misses of corpora 51, 52, 56 and 58, scored once mid-session, each wrong before its change."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_choice if "mcq" in row_id else grade_open_answer
+    got = grade(question, row["response"], row["finish_reason"])
+    assert got.verdict == verdict and got.reason.startswith(reason), got
+    if value is not None:
+        assert math.isclose(got.value.value, value)

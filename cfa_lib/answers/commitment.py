@@ -330,6 +330,8 @@ _SIGN_BEFORE = re.compile(
 )
 
 
+# 'a negative total return of 18.42%': the sign word on the noun the value is 'of'
+_NEGATIVE_NOUN = re.compile(r"(?i)\bnegative\s+(?:[a-z-]+\s+){1,3}of\s+(?:about\s+|approximately\s+|roughly\s+)?$")
 # a line labelled as a loss or a fall: 'Loss on the margin position: 57.0%', '**Net decline in value:** 3.2%'
 _SIGN_LABEL = re.compile(
     r"(?im)^[ \t>*#•-]*(?:total\s+|net\s+)?(?:loss|decline|decrease|drop)\b[^:\n.]{0,40}:[ \t*_]*$")
@@ -339,11 +341,11 @@ _SIGN_AFTER = re.compile(r"(?i)^\s*\(?\s*(?:an?\s+)?(?:decrease|decline|drop|fal
 
 def apply_sign_words(region: str, found: Found) -> Number:
     """−X when a sign word stands right before or after a positive X ("a decline of 10.90 %", "fell by",
-    "drops about", "negative 0.24", "a 3.49% decline", a line labelled 'Loss on the position:'); "falls to 95.00" is
-    a level and keeps its sign."""
+    "drops about", "negative 0.24", "a negative total return of 18.42%", "a 3.49% decline", a line labelled 'Loss on
+    the position:'); "falls to 95.00" is a level and keeps its sign."""
     number = found.number
     before, after = region[max(0, found.start - 60) : found.start], region[found.end :]
-    sign = _SIGN_BEFORE.search(before) or _SIGN_LABEL.search(before)
+    sign = _SIGN_BEFORE.search(before) or _SIGN_LABEL.search(before) or _NEGATIVE_NOUN.search(before)
     if sign and _EITHER_WAY.search(before[: sign.start()]):
         return number  # "move up or down by 3.71%": a size, no sign
     if number.value > 0 and (sign or _SIGN_AFTER.match(after) or (

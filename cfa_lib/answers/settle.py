@@ -182,7 +182,8 @@ def _of_kind(reading: Reading, key_unit: str | None) -> Reading | None:
     found = [f for f in scan_values(reading.region) if f.number in kind]
     if len(kind) != 1:
         return None
-    return Reading(found[-1].number, reading.region, found[-1], reading.at, reading.explicit)
+    return Reading(apply_sign_words(reading.region, found[-1]), reading.region, found[-1], reading.at,
+                   reading.explicit)  # 'A negative total return of 18.42%: ... the $9 price drop.'
 
 
 # --- a value the response marks or states elsewhere ------------------------------------------------------

@@ -41,12 +41,14 @@ def two_readings(value: Number, key: NumericKey, tolerance: float) -> str:
 
 
 def ambiguous_format(reading: Reading, text: str) -> str:
-    """Why the committed number can be read two ways, or '': '1,234' in a text that writes decimal commas
-    (1.234 or 1234), '900.000' in a text that writes no other decimal point (900 or 900,000), a decimal comma
-    left unread ('1,5' next to '0.65'), a number inside a CJK numeral not read in full ('1億6千万'), a digit before
-    a space and three digits in a text that groups no other number by spaces ('about 1 475 contracts')."""
+    """Why the committed number can be read two ways, or '': '1,234' in a text that writes decimal commas or groups
+    thousands with dots (1.234 or 1234), '900.000' in a text that writes no other decimal point (900 or 900,000), a
+    decimal comma left unread ('1,5' next to '0.65'), a number inside a CJK numeral not read in full ('1億6千万'), a
+    digit before a space and three digits in a text that groups no other number by spaces ('about 1 475 contracts')."""
     if writes_decimal_comma(text) and AMBIGUOUS_GROUP.search(reading.token):
         return f"'{reading.token.strip()}' in a text written with decimal commas is a decimal or a thousands group"
+    if dots_group_thousands(text) and AMBIGUOUS_GROUP.search(reading.token):  # '600.000 − 535.402', then '64,598'
+        return f"'{reading.token.strip()}' in a text that groups thousands with dots is a decimal or a thousands group"
     if writes_decimal_comma(text) and not dots_group_thousands(text) and AMBIGUOUS_DOT_GROUP.search(reading.token):
         return f"'{reading.token.strip()}' in a text written with decimal commas, where no number groups thousands " \
                "with dots, is a thousands group or a decimal point"
