@@ -701,14 +701,22 @@ def test_two_answer_lines_that_disagree_defer(corpus, row_id, reason):
     # '600.000 − RW = 38.243 × 14 = 535.402', then 'FINAL ANSWER: 64,598' (labelled judge: 64.598 or 64,598)
     (52, "BG-open-015", "judge", None, "'64,598' in a text that groups thousands with dots"),
     # '... works out to 106.27 ... The 111.88 and 135.88 figures don't fit any reasonable convention.' (key A, 106.27)
-    (56, "BI-mcq-022", "judge", None, "the value 135.88 follows another option's value in its sentence"),
+    (56, "BI-mcq-022", "judge", None, "the closing sentences state the values of two or more options"),
+    # corpus 59: '... 118.82. It's a premium bond, so 85.71 is impossible, and 112.54 would need a higher yield. 118.82
+    # it is.' (read as A), '$13.85 — not $14.83 or $19.19.' (read as no_answer), '→ (B) −36.20%. ... −38.10% and
+    # −32.30% are off.' (read as A): options weighed by value in words the judge reads
+    (59, "BL-mcq-061", "judge", None, "the closing sentences state the values of two or more options"),
+    (59, "BL-mcq-080", "judge", None, "the closing sentences state the values of two or more options"),
+    (59, "BL-mcq-024", "judge", None, "the closing sentences state the values of two or more options"),
+    # 'So the yield is 4%, although with rounding 4.0–4.1% would be consistent.' (correct; read as a hedge)
+    (59, "BL-open-102", "judge", None, "the response puts the other values it offers down to rounding"),
     # 'Probably A (28), although if they expect rounding of the standard error first it could be C.'
     (58, "BH-mcq-026", "no_answer", None, "the last sentence leans to one letter and says it could be another"),
     # '3. No — B is 2.81%, too far. So maybe A, but I'm not fully sure the quote convention matches.' (no_answer)
     (51, "BF-mcq-050", "judge", None, "the last sentence offers its letter only as a maybe"),
 ])
 def test_mid_session_corpora_forms(corpus, row_id, verdict, value, reason):
-    """Misses of corpora 51, 52, 56 and 58, scored once mid-session, each wrong before its change."""
+    """Misses of corpora 51, 52, 56, 58 and 59, scored once mid-session, each wrong before its change."""
     question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
     grade = grade_choice if "mcq" in row_id else grade_open_answer
     got = grade(question, row["response"], row["finish_reason"])

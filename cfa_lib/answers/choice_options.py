@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cfa_lib.answers.commitment import sentence_spans, sentences
+from cfa_lib.answers.commitment import sentences
 from cfa_lib.answers.final_number import read_number
 from cfa_lib.answers.key import grade_number, numeric_key, rounding_step
 from cfa_lib.answers.numbers import Number, scan_values
@@ -58,10 +58,6 @@ def by_option(body: str, letters: str, options: Mapping[str, str]) -> ChoiceRead
                 # 'ANSWER: 7.42%' against 7.29%, 7.56%, 8.16%: in 7.29%'s window, but a value no option states
                 return ChoiceReading(None, f"the value {reading.token.strip()} is near option {hits[0].upper()} "
                                            "but does not round to it")
-            if len(hits) == 1 and set(_values_stated(_sentence_before(body, reading.position), choices)) - {hits[0]}:
-                # '... works out to 106.27 ... The 111.88 and 135.88 figures don't fit any reasonable convention.'
-                return ChoiceReading(None, f"the value {reading.token.strip()} follows another option's value in "
-                                           "its sentence")
             if len(hits) == 1:
                 return ChoiceReading(hits[0].upper())
             return ChoiceReading(None, f"the value {reading.number} falls on {'two' if hits else 'no'} option")
@@ -88,16 +84,12 @@ def _value_of(text: str) -> Number | None:
     return (reading := read_number(text)) and reading.number
 
 
-def _sentence_before(body: str, position: int) -> str:
-    """The sentence holding `position`, up to it."""
-    return next((body[at:position] for at, _ in reversed(sentence_spans(body)) if at <= position), "")
-
-
-def _values_stated(text: str, choices: Mapping[str, str]) -> list[str]:
-    """The options whose number the text writes, digit for digit ('The 111.88 and 135.88 figures')."""
+def values_stated(text: str, choices: Mapping[str, str]) -> list[str]:
+    """The options whose number the text writes, digit for digit, whatever its minus sign ('The 111.88 and 135.88
+    figures')."""
     written = [f.number for f in scan_values(text)]
     return [letter for letter, option in choices.items() if (value := _value_of(option)) is not None and any(
-        n.unit == value.unit and math.isclose(n.value, value.value, rel_tol=1e-9) for n in written)]
+        n.unit == value.unit and math.isclose(abs(n.value), abs(value.value), rel_tol=1e-9) for n in written)]
 
 
 def _at_precision(token: str, value, keys: Mapping) -> list[str]:

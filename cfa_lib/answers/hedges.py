@@ -301,9 +301,12 @@ def doubts_its_answer(body: str) -> bool:
         to_come and not re.search(r"\d", last[-1][to_come.end() :]))
 
 
-# '≈ 36.7 (could print as 36.6 or 36.8 depending on rounding of z)', 'about 2.82% (or 2.81%, depending on rounding)':
+# '≈ 36.7 (could print as 36.6 or 36.8 depending on rounding of z)', 'about 2.82% (or 2.81%, depending on rounding)',
+# '4%, although with rounding 4.0–4.1% would be consistent':
 # careful graders call it a hedge (rule 5) or a remark on precision; the judge reads it
-_ROUNDING_REMARK = re.compile(r"(?i)\((?=[^()]*\d)[^()]*\bround(?:ing|ed|s)?\b[^()]*\)")
+_ROUNDING_REMARK = re.compile(r"(?i)\((?=[^()]*\d)[^()]*\bround(?:ing|ed|s)?\b[^()]*\)"
+                              r"|,\s*(?:al)?though\s+(?:[^.]|\.(?=\d))*\bround(?:ing|ed|s)?\b(?:[^.]|\.(?=\d))*")
+
 
 
 def hedges_only_on_rounding(text: str, stem: str = "") -> bool:
