@@ -372,15 +372,16 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
     if _offers_two(body, letters):
         # '≈ $33.71. ~~B~~ C?', 'either B or A': two letters left open, whatever the value
         return ChoiceReading(None, no_choice="two letters are left open")
+    # '= 0.40 or 0.60 depending on whether ...' against numeric options ('inside the €15.90–€21.45 range, so the stock
+    # is fairly valued' names an option by its words)
+    last_sentence = next(iter(sentences(body)[-1:]), "")
+    if options and any(re.search(r"\d", text) for text in options.values()) and is_hedge(last_sentence) and \
+            not re.search(r"(?i)\b(?:not|neither)\s+[-−$€£¥]?\d", last_sentence):  # '$13.85 — not $14.83 or $19.19.'
+        return ChoiceReading(None, no_choice="the response ends on two values without choosing")
     if options and len(values_stated(" ".join(sentences(body)[-2:]), options)) > 1:
         # '... = 118.82. It's a premium bond, so 85.71 is impossible, and 112.54 would need a higher yield. 118.82 it
         # is.', '$13.85 — not $14.83 or $19.19.': options weighed by value, kept or ruled out in words; the judge reads
         return ChoiceReading(None, "the closing sentences state the values of two or more options")
-    # '= 0.40 or 0.60 depending on whether ...' against numeric options ('inside the €15.90–€21.45 range, so the stock
-    # is fairly valued' names an option by its words)
-    if options and any(re.search(r"\d", text) for text in options.values()) and is_hedge(
-            next(iter(sentences(body)[-1:]), "")):
-        return ChoiceReading(None, no_choice="the response ends on two values without choosing")
     last = conclusion(body)
     if options and has_refusal(last):  # "I'm not comfortable picking one of these options: ..."
         return ChoiceReading(None, no_choice="the response declines to pick an option")

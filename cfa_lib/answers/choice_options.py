@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from cfa_lib.answers.commitment import sentences
 from cfa_lib.answers.final_number import read_number
 from cfa_lib.answers.key import grade_number, numeric_key, rounding_step
+from cfa_lib.answers.locales import normalise_signs
 from cfa_lib.answers.numbers import Number, scan_values
 from cfa_lib.answers.text import without_headings
 
@@ -85,11 +86,11 @@ def _value_of(text: str) -> Number | None:
 
 
 def values_stated(text: str, choices: Mapping[str, str]) -> list[str]:
-    """The options whose number the text writes, digit for digit, whatever its minus sign ('The 111.88 and 135.88
+    """The options whose number the text writes, digit for digit, in any minus sign ('The 111.88 and 135.88
     figures')."""
-    written = [f.number for f in scan_values(text)]
-    return [letter for letter, option in choices.items() if (value := _value_of(option)) is not None and any(
-        n.unit == value.unit and math.isclose(abs(n.value), abs(value.value), rel_tol=1e-9) for n in written)]
+    written = [f.number for f in scan_values(normalise_signs(text))]
+    return [letter for letter, option in choices.items() if (value := _value_of(normalise_signs(option))) is not None
+            and any(n.unit == value.unit and math.isclose(n.value, value.value, rel_tol=1e-9) for n in written)]
 
 
 def _at_precision(token: str, value, keys: Mapping) -> list[str]:
