@@ -83,6 +83,8 @@ RECORDED = {
     "grading_corpus_kept_out_59": (0, 305, 337),
     # scored once mid-session on the start reader 5e475d7 at (3, 233) and on 71811d6 at (3, 232)
     "grading_corpus_kept_out_60": (3, 232, 242),
+    # scored once mid-session on the start reader 5e475d7 at (2, 252) and on 9b0a46d at (2, 252)
+    "grading_corpus_kept_out_61": (0, 252, 257),
     "grading_corpus_kept_out_36": (1, 213, 240),
     "grading_corpus_kept_out_37": (0, 214, 233),
     "grading_corpus_kept_out_38": (0, 274, 296),

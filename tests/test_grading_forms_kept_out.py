@@ -708,6 +708,11 @@ def test_two_answer_lines_that_disagree_defer(corpus, row_id, reason):
     (59, "BL-mcq-061", "judge", None, "the closing sentences state the values of two or more options"),
     (59, "BL-mcq-080", "judge", None, "the closing sentences state the values of two or more options"),
     (59, "BL-mcq-024", "judge", None, "the closing sentences state the values of two or more options"),
+    # corpus 61: 'Under the current-yield convention the value is 1.14/0.065 = $17.54; under the issue-price
+    # convention it stays at $25.00.', 'B if the new-issue rate of 6% is used (...), C if the weighted historical rate
+    # is used.' (both no_answer, read as committed)
+    (61, "BK-open-089", "no_answer", None, "the response closes on a value under each of two conventions"),
+    (61, "BK-mcq-037", "no_answer", None, "two letters, each under its own reading"),
     # 'So the yield is 4%, although with rounding 4.0–4.1% would be consistent.' (correct; read as a hedge)
     (59, "BL-open-102", "judge", None, "the response puts the other values it offers down to rounding"),
     # 'Probably A (28), although if they expect rounding of the standard error first it could be C.'
@@ -716,7 +721,7 @@ def test_two_answer_lines_that_disagree_defer(corpus, row_id, reason):
     (51, "BF-mcq-050", "judge", None, "the last sentence offers its letter only as a maybe"),
 ])
 def test_mid_session_corpora_forms(corpus, row_id, verdict, value, reason):
-    """Misses of corpora 51, 52, 56, 58 and 59, scored once mid-session, each wrong before its change."""
+    """Misses of corpora 51, 52, 56, 58, 59 and 61, scored once mid-session, each wrong before its change."""
     question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
     grade = grade_choice if "mcq" in row_id else grade_open_answer
     got = grade(question, row["response"], row["finish_reason"])

@@ -331,7 +331,8 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     if reading.letter is not None and re.search(rf"\b(?i:maybe|perhaps)\s+\(?{reading.letter}\b", last):
         return ChoiceReading(None, "the last sentence offers its letter only as a maybe")  # 'So maybe A, but ...'
 
-    if len(named) > 1 and (UNDECIDED.search(closing) or _DEPENDS.search(closing)):
+    if len(named) > 1 and (UNDECIDED.search(closing) or _DEPENDS.search(closing) or _EACH_IF.search(last)):
+        # 'B if the new-issue rate of 6% is used (...), C if the weighted historical rate is used.'
         # 'It depends on the convention: under one reading the answer is A, under the other it is B.', 'Depends on day
         # count: A under 365, B under 360.'
         return ChoiceReading(None, no_choice="two letters, each under its own reading")
@@ -397,6 +398,7 @@ def _stated_choice(body: str, letters: str, options: Mapping[str, str] | None) -
 
 
 _DEPENDS = re.compile(r"(?i)\bdepends\s+on\b")
+_EACH_IF = re.compile(r"\b[A-E]\)?\s+(?i:if|under|with)\b(?:[^.;]|\.\d)*[,;]\s*[A-E]\)?\s+(?i:if|under|with)\b")
 _SWITCHES = re.compile(r"(?i)\b(?:no|actually|wait|hmm+|reconsider)\b|\?")
 _ANSWER_LINE_LETTER = re.compile(r"(?im)^[\s*_#>]*answer\s*[:：][\s*_]*\(?(?P<letter>[A-Z])\)?[\s*_.]*\Z")
 _NO_OPTION_FITS = re.compile(

@@ -170,8 +170,8 @@ def ends_on_condition(body: str, position: int) -> bool:
 
 
 # 'on a 365-day basis', 'with convexity', 'duration-only': a label for one way of computing, then its value
-_CONVENTION = (r"(?:(?:on|with|under|using|for)\s+an?\s+(?:[\w-]+\s+){0,3}?(?:year|basis|convention|method|approach|"
-               r"assumption)\b|\b(?:with|without|including|excluding)\s+(?:the\s+)?convexity\b|\b[\w-]+-only\b)"
+_CONVENTION = (r"(?:(?:(?:on|with|under|using|for)\s+an?|under\s+the)\s+(?:[\w-]+\s+){0,3}?"
+               r"(?:year|basis|convention|method|approach|assumption)\b|\b(?:with|without|including|excluding)\s+(?:the\s+)?convexity\b|\b[\w-]+-only\b)"
                r"(?:[^.;\n]|\.\d){0,80}?\d")
 _TWO_CONVENTIONS = re.compile(
     rf"(?i){_CONVENTION}(?:[^.;\n]|\.\d)*[.;,]\s*(?:and\s+|but\s+|while\s+|whereas\s+)?{_CONVENTION}")
