@@ -18,7 +18,7 @@ RECORDED = {
     "grading_corpus_kept_out_2": (0, 309, 350),
     "grading_corpus_kept_out_3": (0, 156, 170),
     "grading_corpus_kept_out_4": (0, 145, 160),
-    "grading_corpus_fresh_2": (0, 291, 310),
+    "grading_corpus_fresh_2": (0, 292, 310),
     "grading_corpus_kept_out_5": (0, 235, 251),
     "grading_corpus_kept_out_6": (0, 273, 297),
     "grading_corpus_kept_out_7": (0, 270, 292),
@@ -82,7 +82,7 @@ RECORDED = {
     # scored once mid-session on the start reader 5e475d7 at (7, 325) and on 71811d6 at (5, 320)
     "grading_corpus_kept_out_59": (0, 305, 337),
     # scored once mid-session on the start reader 5e475d7 at (3, 233) and on 71811d6 at (3, 232)
-    "grading_corpus_kept_out_60": (3, 232, 242),
+    "grading_corpus_kept_out_60": (1, 232, 242),
     # scored once mid-session on the start reader 5e475d7 at (2, 252) and on 9b0a46d at (2, 252)
     "grading_corpus_kept_out_61": (0, 252, 257),
     "grading_corpus_kept_out_36": (1, 213, 240),

@@ -713,6 +713,9 @@ def test_two_answer_lines_that_disagree_defer(corpus, row_id, reason):
     # is used.' (both no_answer, read as committed)
     (61, "BK-open-089", "no_answer", None, "the response closes on a value under each of two conventions"),
     (61, "BK-mcq-037", "no_answer", None, "two letters, each under its own reading"),
+    # corpus 60: 'Ergebnis: ein Rückgang des Kurses von etwa 2,87 %.' (−2.87 %), '答え：55ベーシスポイント' (0.55 %)
+    (60, "BM-open-020", "correct", -2.87, ""),
+    (60, "BM-open-023", "correct", 0.55, ""),
     # 'So the yield is 4%, although with rounding 4.0–4.1% would be consistent.' (correct; read as a hedge)
     (59, "BL-open-102", "judge", None, "the response puts the other values it offers down to rounding"),
     # 'Probably A (28), although if they expect rounding of the standard error first it could be C.'
@@ -721,7 +724,7 @@ def test_two_answer_lines_that_disagree_defer(corpus, row_id, reason):
     (51, "BF-mcq-050", "judge", None, "the last sentence offers its letter only as a maybe"),
 ])
 def test_mid_session_corpora_forms(corpus, row_id, verdict, value, reason):
-    """Misses of corpora 51, 52, 56, 58, 59 and 61, scored once mid-session, each wrong before its change."""
+    """Misses of corpora 51, 52, 56, 58 to 61, scored once mid-session, each wrong before its change."""
     question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
     grade = grade_choice if "mcq" in row_id else grade_open_answer
     got = grade(question, row["response"], row["finish_reason"])

@@ -151,8 +151,8 @@ _CJK_SCALE = re.compile(
     rf"(?![\d{CJK_NUMERALS}])(?!\s*\d[\d,.]*\s*[{CJK_NUMERALS}])")  # '11만 3천': not read in part
 # unit, scale and sign words of the languages answers are written in, as the readers know them
 _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
-    (re.compile(r"(?i)(?<=\d)\s*(?:个)?(?:基点|basispunkte?n?|points?\s+de\s+base|puntos?\s+b[aá]sicos?|"
-                r"pontos?[\s-]+base|pb\b)"), " bps"),
+    (re.compile(r"(?i)(?<=\d)\s*(?:个)?(?:基点|ベーシス・?ポイント|베이시스\s*포인트|basispunkte?n?|points?\s+de\s+base|"
+                r"puntos?\s+b[aá]sicos?|pontos?[\s-]+base|pb\b)"), " bps"),
     (re.compile(r"(?i)(?<=\d)\s*(?:prozent|por\s+ciento|pour\s+cent|por\s+cento)\b"), " percent"),
     (re.compile(r"(?i)(?<=\d)\s*(?:millionen|millions|millones|milh[õo]es|milioni|milyon|mio\.|miljoner|miljon|"
                 r"millioner|miljoen(?:en)?|milion(?:y|ów)?|juta|triệu|млн\.?|миллион(?:а|ов)?)(?!\w)"), " million"),
@@ -176,8 +176,11 @@ _WORDS_ELSEWHERE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], st
     # the percent sign before the number (Turkish '%3,49'), not one closing a number ('5% 3')
     (re.compile(r"(?<![\d%])(?<!\d\s)%(?P<n>\d(?:[\d.,]*\d)?)"), lambda m: m.group("n") + "%"),
     # sign words before a number ('baisse de 0,66 %', 'sinkt um 0,66 %', '下降0.66%'): rule 4 in any language
+    # ('ein Rückgang des Kurses von etwa 2,87 %': a few words and an approximation between)
     (re.compile(r"(?i)\b(?:baisse|diminution|recul|r[üu]ckgang|disminuci[óo]n|ca[íi]da|queda|redu[çc][ãa]o|calo|"
-                r"diminuzione|снижение|падение)\s+(?:de|d['’]|von|um|del|dello|della|di|на)\s*(?=[-+$€£¥]?\d)"),
+                r"diminuzione|снижение|падение)\s+(?:[^\W\d_]+\s+){0,3}?(?:de|d['’]|von|um|del|dello|della|di|на)\s*"
+                r"(?:environ\s+|rund\s+|etwa\s+|ca\.\s+|aproximadamente\s+|cerca\s+de\s+|circa\s+|около\s+)?"
+                r"(?=[-+$€£¥]?\d)"),
      "decline of "),
     (re.compile(r"(?i)\b(?:sinkt|f[äa]llt|diminue|baisse|disminuye|cae|baja|cai|diminui)\s+(?:um|de|en|em)?\s*"
                 r"(?:environ\s+|rund\s+|etwa\s+|aproximadamente\s+|cerca\s+de\s+)?(?=[-+$€£¥]?\d)"), "falls by "),
