@@ -61,7 +61,8 @@ DEFAULT_CORPORA = [ROOT / "tests" / name for name in
                     "grading_corpus_kept_out_48", "grading_corpus_kept_out_49", "grading_corpus_kept_out_50",
                     "grading_corpus_kept_out_51", "grading_corpus_kept_out_52", "grading_corpus_kept_out_56",
                     "grading_corpus_kept_out_58", "grading_corpus_kept_out_59", "grading_corpus_kept_out_60",
-                    "grading_corpus_kept_out_61")]
+                    "grading_corpus_kept_out_61", "grading_corpus_kept_out_53", "grading_corpus_kept_out_54",
+                    "grading_corpus_kept_out_55", "grading_corpus_kept_out_57")]
 PRECISION_GOAL, COVERAGE_GOAL = 0.99, 0.90
 
 
