@@ -88,11 +88,11 @@ RECORDED = {
     # kept out while the reader changed, scored once on the session's final reader 2c59fb0 at (2, 211)
     "grading_corpus_kept_out_53": (2, 211, 236),
     # kept out while the reader changed, scored once on the session's final reader 2c59fb0 at (4, 257)
-    "grading_corpus_kept_out_54": (4, 257, 293),
+    "grading_corpus_kept_out_54": (3, 257, 293),
     # kept out while the reader changed, scored once on the session's final reader 2c59fb0 at (1, 264)
-    "grading_corpus_kept_out_55": (1, 264, 277),
+    "grading_corpus_kept_out_55": (0, 263, 277),
     # kept out while the reader changed, scored once on the session's final reader 2c59fb0 at (2, 252)
-    "grading_corpus_kept_out_57": (2, 252, 259),
+    "grading_corpus_kept_out_57": (0, 252, 259),
     "grading_corpus_kept_out_36": (1, 213, 240),
     "grading_corpus_kept_out_37": (0, 214, 233),
     "grading_corpus_kept_out_38": (0, 274, 296),

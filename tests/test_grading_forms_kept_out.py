@@ -731,3 +731,18 @@ def test_mid_session_corpora_forms(corpus, row_id, verdict, value, reason):
     assert got.verdict == verdict and got.reason.startswith(reason), got
     if value is not None:
         assert math.isclose(got.value.value, value)
+
+
+@pytest.mark.parametrize(("corpus", "row_id", "verdict", "reason"), [
+    (55, "BC-open-081", "judge", "the answer line states two values"),  # "FINAL ANSWER: 5.96% / 5.88%" (both in window)
+    (57, "BJ-open-144", "no_answer", "the response offers alternatives"),  # 'FINAL ANSWER: 3.56%? or 3.51%'
+    (57, "BJ-mcq-051", "no_answer", "the answer line offers a second letter"),  # 'ANSWER: C, or B if only exactly four'
+    (54, "BE-mcq-025", "no_answer", "two letters are left open"),  # 'Réponse : A ou B'
+])
+def test_kept_out_corpora_53_to_57_forms(corpus, row_id, verdict, reason):
+    """Misses of the four sets kept out until the final reader 2c59fb0 and scored once on it (all labelled
+    no_answer), fixed after that score, so from then on in sample."""
+    question, row = corpus_row(row_id, f"grading_corpus_kept_out_{corpus}")
+    grade = grade_choice if "mcq" in row_id else grade_open_answer
+    got = grade(question, row["response"], row["finish_reason"])
+    assert row["expected_verdict"] == "no_answer" and got.verdict == verdict and got.reason.startswith(reason), got

@@ -292,6 +292,9 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
         start, end = last.span("letter")
         if options and (other := words_disagree(body, end, last.group("letter"), options)):
             return ChoiceReading(None, other)
+        if re.match(rf"[)\]*.]*\s*,?\s*(?i:or|ou|oder)\s+\(?[{letters}](?![\w'’])", body[end:]):
+            # 'ANSWER: C, or B if only exactly four': the answer line offers a second letter
+            return ChoiceReading(None, no_choice="the answer line offers a second letter")
         # 'ANSWER: A — no, C.': the answer line corrects itself
         corrected = re.match(rf"[)\]*]*\s*[—–,;-]+\s*(?i:no|wait|actually|sorry|correction|I\s+mean)\b[,:!]?\s*"
                              rf"[(\[*]*(?P<letter>[{letters}])(?![\w'’])", body[end:])
@@ -466,7 +469,7 @@ def _offers_two(body: str, letters: str) -> bool:
 
 
 def _two_offered(letters: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w'’])[{letters}][)\]]?(?:\s*\([^()\n]{{0,40}}\))?\s*(?:\bor\b|/)\s*"
+    return re.compile(rf"(?<![\w'’])[{letters}][)\]]?(?:\s*\([^()\n]{{0,40}}\))?\s*(?:\b(?:or|ou|oder|o|или)\b|/|或)\s*"
                       rf"(?:(?i:option)\s*)?[(\[]?[{letters}](?![\w'’])")
 
 

@@ -90,8 +90,8 @@ UNDECIDED = re.compile(
 # "8.0% or 8.16%", "2.83 or maybe the 2.62 figure": two values joined by "or" (a restatement of one value,
 # "0.15, or 15%", is not a hedge)
 _OR_PAIR = re.compile(
-    # '€122,222 (or €49,744 if ...)', '≈ 0.40 (or ≈ 0.60 if ...)'
-    rf"(?i)(?P<a>{_NUM}{_UNIT})\s*(?:,|—|–|-|\()?\s*or[\s,]+(?:[a-z]+[\s,]+){{0,4}}?(?:[≈~]\s*)?(?P<b>{_NUM}{_UNIT})"
+    # '€122,222 (or €49,744 if ...)', '≈ 0.40 (or ≈ 0.60 if ...)', '3.56%? or 3.51%'
+    rf"(?i)(?P<a>{_NUM}{_UNIT})\??\s*(?:,|—|–|-|\()?\s*or[\s,]+(?:[a-z]+[\s,]+){{0,4}}?(?:[≈~]\s*)?(?P<b>{_NUM}{_UNIT})"
     rf"|(?P<a2>{_NUM}{_UNIT})\s+[a-z]+\s+or\s+(?P<b2>{_NUM}{_UNIT})"  # "969 contracts or 529 contracts"
 )
 

@@ -226,11 +226,12 @@ def grade_open_answer(question: Question, response: str | None, finish_reason: s
         return OpenGrade("no_answer", None, "nothing is committed outside the reasoning block")
 
     parts = [] if final is None else _candidates(final, question.stem)
-    if len(parts) > 1 and not is_hedge(line, question.stem) and len({grade_open_answer(  # a hedge is no_answer
-            question, f"FINAL ANSWER: {part}", finish_reason, tolerance).verdict for part in parts}) > 1:
-        # 'principal 1,020; coupon 30.60'
-        return OpenGrade("judge", None, "the answer line states two values that lead to different verdicts",
-                         "final_line")
+    graded_parts = {(g.verdict, g.value and round(g.value.value, 6)) for g in (
+        grade_open_answer(question, f"FINAL ANSWER: {part}", finish_reason, tolerance) for part in parts)
+    } if len(parts) > 1 else set()
+    if len(graded_parts) > 1 and not is_hedge(line, question.stem):  # a hedge is no_answer
+        # 'principal 1,020; coupon 30.60', '5.96% / 5.88%' (two day-count conventions, both in the window)
+        return OpenGrade("judge", None, "the answer line states two values", "final_line")
     source: AnswerSource = "heuristic" if final is None else "final_line"
     text = body if final is None else final
     reading = read_body(text, question.stem, line=final is not None)
