@@ -327,14 +327,13 @@ def read_choice(text: str | None, choices: Iterable[str] | str = "ABC", *,
     if reading.letter is not None and _closes_on_two(body, letters):
         # "It's either A or B.", "I'll leave it at A or B depending on the interpretation." after '→ A'
         return ChoiceReading(None, no_choice="the response closes offering two letters")
-    last = next(iter(sentences(body)[-1:]), "")
-    if reading.letter is not None and len(_letters_in(last, letters)) > 1 and _TENTATIVE.search(last):
+    last_sentence = next(iter(sentences(body)[-1:]), "")
+    if reading.letter is not None and len(_letters_in(last_sentence, letters)) > 1 and _TENTATIVE.search(last_sentence):
         # 'Probably A (28), although if they expect rounding of the standard error first it could be C.'
         return ChoiceReading(None, no_choice="the last sentence leans to one letter and says it could be another")
-    if reading.letter is not None and re.search(rf"\b(?i:maybe|perhaps)\s+\(?{reading.letter}\b", last):
+    if reading.letter is not None and re.search(rf"\b(?i:maybe|perhaps)\s+\(?{reading.letter}\b", last_sentence):
         return ChoiceReading(None, "the last sentence offers its letter only as a maybe")  # 'So maybe A, but ...'
-
-    if len(named) > 1 and (UNDECIDED.search(closing) or _DEPENDS.search(closing) or _EACH_IF.search(last)):
+    if len(named) > 1 and (UNDECIDED.search(closing) or _DEPENDS.search(closing) or _EACH_IF.search(last_sentence)):
         # 'B if the new-issue rate of 6% is used (...), C if the weighted historical rate is used.'
         # 'It depends on the convention: under one reading the answer is A, under the other it is B.', 'Depends on day
         # count: A under 365, B under 360.'

@@ -86,7 +86,7 @@ _PROSE_ENGLISH = _LEXICON_ENGLISH | frozenset("""
     ln sqrt exp max min cov var corr log
     remains priced today due issue step computed confirmed correct corrected sticking
     she he they her his has have had can will must need needs buy buys bought sell sells sold short long purchase
-    additional contributes contribute issues issue more either or yes possible
+    additional contributes contribute issues more either or yes possible
     investor investors shareholder shareholders company firm trade trades record records column
     one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty hundred
     """.split())
