@@ -171,7 +171,8 @@ def ends_on_condition(body: str, position: int) -> bool:
 
 # 'on a 365-day basis', 'with convexity', 'duration-only': a label for one way of computing, then its value
 _CONVENTION = (r"(?:(?:(?:on|with|under|using|for)\s+an?|under\s+the)\s+(?:[\w-]+\s+){0,3}?"
-               r"(?:year|basis|convention|method|approach|assumption)\b|\b(?:with|without|including|excluding)\s+(?:the\s+)?convexity\b|\b[\w-]+-only\b)"
+               r"(?:year|basis|convention|method|approach|assumption)\b"
+               r"|\b(?:with|without|including|excluding)\s+(?:the\s+)?convexity\b|\b[\w-]+-only\b)"
                r"(?:[^.;\n]|\.\d){0,80}?\d")
 _TWO_CONVENTIONS = re.compile(
     rf"(?i){_CONVENTION}(?:[^.;\n]|\.\d)*[.;,]\s*(?:and\s+|but\s+|while\s+|whereas\s+)?{_CONVENTION}")
@@ -306,7 +307,6 @@ def doubts_its_answer(body: str) -> bool:
 # careful graders call it a hedge (rule 5) or a remark on precision; the judge reads it
 _ROUNDING_REMARK = re.compile(r"(?i)\((?=[^()]*\d)[^()]*\bround(?:ing|ed|s)?\b[^()]*\)"
                               r"|,\s*(?:al)?though\s+(?:[^.]|\.(?=\d))*\bround(?:ing|ed|s)?\b(?:[^.]|\.(?=\d))*")
-
 
 
 def hedges_only_on_rounding(text: str, stem: str = "") -> bool:
